@@ -1,0 +1,122 @@
+"""TorchCTS sessions: thin kebab-case entry points over one shared environment.
+
+Every session runs in one virtual environment (``.nox/torchcts``) built once from
+``constraints.txt`` (torch pinned to the CPU wheel) and every package installed
+editable; it is rebuilt only when a requirements or package file changes. This keeps
+``make test`` and ``make run`` from installing torch once per session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+ENV = ROOT / ".nox" / "torchcts"
+PACKAGES = ["schema", "isolate", "cases", "simdev", "runner", "report", "evidence"]
+INPUTS = [
+    ROOT / "constraints.txt",
+    ROOT / "requirements-dev.txt",
+    *(ROOT / "packages" / f"torchcts-{p}" / "pyproject.toml" for p in PACKAGES),
+]
+# device -> extra torchcts-run arguments; one table generates every run-<device> session
+DEVICES: dict[str, list[str]] = {
+    "cpu": ["--validation"],
+    "meta": [],
+    "simdev": [],
+    "cuda": [],
+    "mps": [],
+    "xpu": [],
+}
+
+nox.options.sessions = ["tests"]
+nox.options.default_venv_backend = "none"
+
+
+def _bin(name: str) -> str:
+    return str(ENV / "bin" / name)
+
+
+def _ensure_env(session: nox.Session) -> None:
+    """Create or refresh the shared environment when its inputs changed."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in INPUTS)).hexdigest()
+    stamp = ENV / ".inputs-sha256"
+    if stamp.exists() and stamp.read_text() == digest and Path(_bin("python")).exists():
+        return
+    session.run(sys.executable, "-m", "venv", "--clear", str(ENV), external=True)
+    pip = [_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    session.run(*pip, "-c", "constraints.txt", "-r", "requirements-dev.txt", "torch==2.13.0", external=True)
+    editable = [arg for p in PACKAGES for arg in ("-e", f"packages/torchcts-{p}")]
+    session.run(*pip, "--no-build-isolation", "-c", "constraints.txt", *editable, external=True)
+    stamp.write_text(digest)
+
+
+@nox.session(python=False)
+def tests(session: nox.Session) -> None:
+    """Run every package's tests and the end-to-end tests (pytest, 2 workers)."""
+    _ensure_env(session)
+    args = session.posargs or ["-n", os.environ.get("TORCHCTS_TEST_WORKERS", "2")]
+    session.run(_bin("pytest"), *args, external=True)
+
+
+@nox.session(python=False)
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format check), mypy strict on src/, import directions, evidence store."""
+    _ensure_env(session)
+    session.run(_bin("ruff"), "check", ".", external=True)
+    session.run(_bin("ruff"), "format", "--check", ".", external=True)
+    sources = [f"packages/torchcts-{p}/src" for p in PACKAGES]
+    session.run(_bin("mypy"), *sources, external=True)
+    session.run(_bin("python"), "tools/check_imports.py", external=True)
+    if (ROOT / "tools" / "check_evidence.py").exists():
+        session.run(_bin("python"), "tools/check_evidence.py", external=True)
+
+
+@nox.session(python=False)
+def bench(session: nox.Session) -> None:
+    """Print the benchmark table (nox -s bench -- store cases ... to pick modules)."""
+    _ensure_env(session)
+    session.run(_bin("python"), "bench/run.py", *session.posargs, external=True)
+
+
+def _run_device(session: nox.Session, device: str, extra: list[str]) -> None:
+    _ensure_env(session)
+    manifest = ROOT / "manifests" / f"{device}.py"
+    session.run(
+        _bin("torchcts-run"), "--manifest", str(manifest.relative_to(ROOT)), *extra, *session.posargs,
+        external=True,
+    )
+
+
+for _device, _extra in DEVICES.items():
+
+    def _session(session: nox.Session, device: str = _device, extra: list[str] = _extra) -> None:
+        _run_device(session, device, extra)
+
+    _session.__doc__ = f"Run the conformance suite on {_device} (manifests/{_device}.py)."
+    nox.session(python=False, name=f"run-{_device}")(_session)
+
+
+@nox.session(python=False)
+def run(session: nox.Session) -> None:
+    """The main job: run on the best device this machine has, then render the report."""
+    _ensure_env(session)
+    session.run(_bin("torchcts-run"), "--best-device", *session.posargs, external=True)
+
+
+@nox.session(python=False)
+def report(session: nox.Session) -> None:
+    """Render <key>.md, .html and .junit.xml from results/ (or a given artifact)."""
+    _ensure_env(session)
+    session.run(_bin("torchcts-report"), "render", *(session.posargs or ["results"]), external=True)
+
+
+@nox.session(python=False, name="submission-archive")
+def submission_archive(session: nox.Session) -> None:
+    """Write torchcts-results-<UTC stamp>.zip from results/ and the run's manifest."""
+    _ensure_env(session)
+    session.run(_bin("torchcts-evidence"), "archive", *(session.posargs or ["results"]), external=True)

@@ -1,0 +1,146 @@
+"""The shared vocabulary of TorchCTS: statuses, records, run metadata, the artifact store
+and the static manifest reader. Imports neither torch nor pytest, so a reviewer can load
+a submission anywhere.
+"""
+
+from torchcts_schema.artifact import (
+    FORMAT_VERSION,
+    RESULT_FORMAT,
+    RunArtifact,
+    decode_artifact,
+    encode_artifact,
+)
+from torchcts_schema.atomic import write_atomic, write_once
+from torchcts_schema.errors import ArtifactError, ManifestError
+from torchcts_schema.identity import (
+    NODE_PREFIX,
+    case_id_for_node,
+    make_case_id,
+    make_run_key,
+    node_id_for_case,
+    slug,
+    split_case_id,
+)
+from torchcts_schema.journal import (
+    JournalContents,
+    JournalWriter,
+    journal_path,
+    read_journal,
+)
+from torchcts_schema.loader import (
+    find_latest,
+    load_result,
+    rebuild_from_journal,
+    resolve_reference,
+    run_keys,
+)
+from torchcts_schema.manifest import (
+    CAPABILITY_NAMES,
+    DEFAULT_UNSUPPORTED_PATTERNS,
+    DTYPE_NAMES,
+    SUITE_CAPABILITIES,
+    VARIANT_CAPABILITIES,
+    Manifest,
+    load_manifest,
+    validate_manifest,
+)
+from torchcts_schema.manifest import (
+    KEYS as MANIFEST_KEYS,
+)
+from torchcts_schema.manifest_reader import (
+    manifest_digest,
+    read_manifest_file,
+    read_manifest_source,
+)
+from torchcts_schema.records import (
+    CaseRecord,
+    CrashInfo,
+    JsonDict,
+    RunMetadata,
+    count_statuses,
+)
+from torchcts_schema.store import (
+    SnapshotWriter,
+    history_dir,
+    latest_path,
+    utc_stamp,
+    write_history,
+    write_reference,
+    write_snapshot,
+)
+from torchcts_schema.vocabulary import (
+    EXPECTED_SOURCE_MEANINGS,
+    NEXT_FIX_MEANINGS,
+    NOT_RUN_MEANINGS,
+    STATUS_MEANINGS,
+    CrashKind,
+    ExpectedSource,
+    NextFix,
+    NotRunReason,
+    Status,
+    default_next_fix,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CAPABILITY_NAMES",
+    "DEFAULT_UNSUPPORTED_PATTERNS",
+    "DTYPE_NAMES",
+    "EXPECTED_SOURCE_MEANINGS",
+    "FORMAT_VERSION",
+    "MANIFEST_KEYS",
+    "NEXT_FIX_MEANINGS",
+    "NODE_PREFIX",
+    "NOT_RUN_MEANINGS",
+    "RESULT_FORMAT",
+    "STATUS_MEANINGS",
+    "SUITE_CAPABILITIES",
+    "VARIANT_CAPABILITIES",
+    "ArtifactError",
+    "CaseRecord",
+    "CrashInfo",
+    "CrashKind",
+    "ExpectedSource",
+    "JournalContents",
+    "JournalWriter",
+    "JsonDict",
+    "Manifest",
+    "ManifestError",
+    "NextFix",
+    "NotRunReason",
+    "RunArtifact",
+    "RunMetadata",
+    "SnapshotWriter",
+    "Status",
+    "case_id_for_node",
+    "count_statuses",
+    "decode_artifact",
+    "default_next_fix",
+    "encode_artifact",
+    "find_latest",
+    "history_dir",
+    "journal_path",
+    "latest_path",
+    "load_manifest",
+    "load_result",
+    "make_case_id",
+    "make_run_key",
+    "manifest_digest",
+    "node_id_for_case",
+    "read_journal",
+    "read_manifest_file",
+    "read_manifest_source",
+    "rebuild_from_journal",
+    "resolve_reference",
+    "run_keys",
+    "slug",
+    "split_case_id",
+    "utc_stamp",
+    "validate_manifest",
+    "write_atomic",
+    "write_history",
+    "write_once",
+    "write_reference",
+    "write_snapshot",
+]

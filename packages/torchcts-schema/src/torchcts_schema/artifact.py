@@ -1,0 +1,112 @@
+"""The result artifact: metadata, executed results, not_run accounting and diagnostics.
+
+`encode_artifact` picks the compact columnar encoding when it is smaller than the plain
+one; `decode_artifact` accepts either and restores exactly what was encoded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchcts_schema import codec
+from torchcts_schema.errors import ArtifactError
+from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
+from torchcts_schema.vocabulary import Status
+
+RESULT_FORMAT = "torchcts-result"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class RunArtifact:
+    """One run's result, the source of truth every report is rendered from."""
+
+    metadata: RunMetadata
+    results: list[CaseRecord] = field(default_factory=list)
+    not_run: list[CaseRecord] = field(default_factory=list)
+    diagnostics: JsonDict = field(default_factory=dict)
+
+    @classmethod
+    def from_records(
+        cls,
+        metadata: RunMetadata,
+        records: list[CaseRecord],
+        diagnostics: JsonDict | None = None,
+    ) -> RunArtifact:
+        """Split records into executed results and not_run accounting."""
+        results = [r for r in records if r.status is not Status.NOT_RUN]
+        not_run = [r for r in records if r.status is Status.NOT_RUN]
+        return cls(metadata, results, not_run, dict(diagnostics or {}))
+
+    @property
+    def records(self) -> list[CaseRecord]:
+        """Every record, executed first, then not_run."""
+        return [*self.results, *self.not_run]
+
+
+def encode_artifact(artifact: RunArtifact, *, encoding: str = "auto") -> str:
+    """JSON text of the artifact; ``auto`` keeps whichever encoding is smaller."""
+    head: JsonDict = {"format": RESULT_FORMAT, "format_version": FORMAT_VERSION}
+    meta = artifact.metadata.to_dict()
+    plain = _dumps(
+        {
+            **head,
+            "encoding": "plain",
+            "metadata": meta,
+            "results": [r.to_dict() for r in artifact.results],
+            "not_run": [r.to_dict() for r in artifact.not_run],
+            "diagnostics": artifact.diagnostics,
+        }
+    )
+    if encoding == "plain":
+        return plain
+    compact = _dumps(
+        {
+            **head,
+            "encoding": "compact",
+            "metadata": meta,
+            "results": codec.encode_records(artifact.results),
+            "not_run": codec.encode_records(artifact.not_run),
+            "diagnostics": artifact.diagnostics,
+        }
+    )
+    if encoding == "compact" or len(compact) < len(plain):
+        return compact
+    return plain
+
+
+def decode_artifact(data: Any, where: str) -> RunArtifact:
+    """Build an artifact from parsed JSON, naming `where` in every error."""
+    if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
+        raise ArtifactError(
+            where, f"not a TorchCTS result (format is not '{RESULT_FORMAT}')"
+        )
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ArtifactError(
+            where,
+            f"unknown format_version {version!r}; this TorchCTS reads {FORMAT_VERSION}",
+        )
+    encoding = data.get("encoding")
+    try:
+        metadata = RunMetadata.from_dict(data["metadata"])
+        if encoding == "plain":
+            results = [CaseRecord.from_dict(r) for r in data["results"]]
+            not_run = [CaseRecord.from_dict(r) for r in data["not_run"]]
+        elif encoding == "compact":
+            results = codec.decode_records(data["results"])
+            not_run = codec.decode_records(data["not_run"])
+        else:
+            raise ArtifactError(where, f"unknown encoding {encoding!r}")
+        diagnostics = data.get("diagnostics", {})
+    except ArtifactError as exc:
+        raise ArtifactError(where, exc.problem) from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ArtifactError(where, f"malformed {encoding} artifact ({exc!r})") from None
+    return RunArtifact(metadata, results, not_run, diagnostics)
+
+
+def _dumps(obj: JsonDict) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"

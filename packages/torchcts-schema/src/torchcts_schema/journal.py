@@ -1,0 +1,153 @@
+"""The append-only journal: one JSON line per finished case, on disk before the next starts.
+
+Only the controller process writes it. Each line carries a ``type`` tag (``run_start``,
+``case``, ``diagnostic``, ``run_end``) so readers can skip what they do not know. A line
+cut short by a kill is tolerated at the end of the file and repaired before appending.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from torchcts_schema.errors import ArtifactError
+from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
+
+JOURNAL_SUFFIX = "_journal.jsonl"
+
+
+def journal_path(results_dir: Path, run_key: str) -> Path:
+    """Where the journal of a run key lives."""
+    return results_dir / f"{run_key}{JOURNAL_SUFFIX}"
+
+
+class JournalWriter:
+    """Appends typed lines; `fsync=True` also survives power loss, at a per-case cost."""
+
+    def __init__(self, path: Path, *, fsync: bool = False) -> None:
+        self.path = path
+        self._fsync = fsync
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _drop_partial_tail(path)
+        self._fh: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def append(self, line_type: str, payload: JsonDict) -> None:
+        """Write one line and push it to the OS before returning."""
+        text = json.dumps({"type": line_type, **payload}, separators=(",", ":"))
+        self._fh.write(text + "\n")
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def run_start(self, metadata: RunMetadata, *, resumed: bool = False) -> None:
+        """Mark the start (or resumption) of a run with its metadata."""
+        self.append("run_start", {"resumed": resumed, "metadata": metadata.to_dict()})
+
+    def case(self, record: CaseRecord) -> None:
+        """Record one finished case."""
+        self.append("case", {"record": record.to_dict()})
+
+    def diagnostic(self, name: str, value: Any) -> None:
+        """Record run-level diagnostics (probe counts, oracle failures)."""
+        self.append("diagnostic", {"name": name, "value": value})
+
+    def run_end(self, metadata: RunMetadata) -> None:
+        """Mark a completed run with its final metadata."""
+        self.append("run_end", {"metadata": metadata.to_dict()})
+
+    def close(self) -> None:
+        """Close the file; safe to call twice."""
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class JournalContents:
+    """What a journal says: latest metadata, last record per case, diagnostics."""
+
+    metadata: RunMetadata | None = None
+    records: dict[str, CaseRecord] = field(default_factory=dict)
+    diagnostics: JsonDict = field(default_factory=dict)
+    case_lines: int = 0
+    ended: bool = False
+    truncated_tail: bool = False
+
+
+def read_journal(path: Path) -> JournalContents:
+    """Parse a journal; a corrupt middle line is an error naming its line number."""
+    contents = JournalContents()
+    lines = list(_lines(path))
+    for number, (text, is_last) in enumerate(lines, start=1):
+        try:
+            line = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if is_last and not text.endswith("\n"):
+                contents.truncated_tail = True
+                break
+            raise ArtifactError(
+                path, f"line {number} is not valid JSON ({exc.msg})"
+            ) from None
+        if not isinstance(line, dict) or "type" not in line:
+            raise ArtifactError(path, f"line {number} has no 'type' tag")
+        try:
+            _apply(contents, line)
+        except ArtifactError as exc:
+            raise ArtifactError(path, f"line {number}: {exc.problem}") from None
+        except (KeyError, TypeError) as exc:
+            raise ArtifactError(
+                path, f"line {number}: malformed {line['type']} line ({exc})"
+            ) from None
+    return contents
+
+
+def _apply(contents: JournalContents, line: JsonDict) -> None:
+    kind = line["type"]
+    if kind == "case":
+        record = CaseRecord.from_dict(line["record"])
+        contents.records.pop(record.case_id, None)  # a re-run moves to the end
+        contents.records[record.case_id] = record
+        contents.case_lines += 1
+    elif kind == "run_start":
+        contents.metadata = RunMetadata.from_dict(line["metadata"])
+        contents.ended = False
+    elif kind == "run_end":
+        contents.metadata = RunMetadata.from_dict(line["metadata"])
+        contents.ended = True
+    elif kind == "diagnostic":
+        contents.diagnostics[line["name"]] = line["value"]
+    # unknown types are skipped on purpose: newer writers may add them
+
+
+def _lines(path: Path) -> Iterator[tuple[str, bool]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise ArtifactError(path, f"cannot read journal ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ArtifactError(path, "journal is not UTF-8 text") from None
+    pieces = text.splitlines(keepends=True)
+    for index, piece in enumerate(pieces):
+        if piece.strip():
+            yield piece, index == len(pieces) - 1
+
+
+def _drop_partial_tail(path: Path) -> None:
+    """Cut a half-written last line (a kill mid-write) so new lines start clean."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as fh:
+        data = fh.read()
+        if data.endswith(b"\n"):
+            return
+        fh.truncate(data.rfind(b"\n") + 1)

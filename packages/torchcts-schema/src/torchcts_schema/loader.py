@@ -1,0 +1,172 @@
+"""The one loader every tool uses to read a result, whatever form it is in.
+
+It accepts a results directory, a ``<key>_latest.json`` (snapshot or reference), a
+history artifact or a journal; follows references safely; prefers the journal when it
+holds more cases than the snapshot; and turns every malformed input into one
+`ArtifactError` that names the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from torchcts_schema.artifact import RESULT_FORMAT, RunArtifact, decode_artifact
+from torchcts_schema.errors import ArtifactError
+from torchcts_schema.journal import JOURNAL_SUFFIX, read_journal
+from torchcts_schema.records import RunMetadata
+from torchcts_schema.store import LATEST_SUFFIX, REFERENCE_FORMAT, REFERENCE_VERSION
+
+MAX_REFERENCE_DEPTH = 8
+
+
+def load_result(path: Path | str, *, run_key: str | None = None) -> RunArtifact:
+    """Load the result that `path` designates; see the module docstring."""
+    path = Path(path)
+    if path.is_dir():
+        return load_result(find_latest(path, run_key=run_key))
+    if not path.exists():
+        raise ArtifactError(path, "no such file")
+    if path.name.endswith(JOURNAL_SUFFIX):
+        return rebuild_from_journal(path)
+    return _load_json_artifact(path, root=path.parent, seen=[])
+
+
+def find_latest(results_dir: Path, *, run_key: str | None = None) -> Path:
+    """The ``<key>_latest.json`` (or journal) of the only run key, or of `run_key`."""
+    if run_key is not None:
+        for candidate in (
+            results_dir / f"{run_key}{LATEST_SUFFIX}",
+            results_dir / f"{run_key}{JOURNAL_SUFFIX}",
+        ):
+            if candidate.exists():
+                return candidate
+        raise ArtifactError(results_dir, f"no result for run key {run_key!r}")
+    keys = sorted(run_keys(results_dir))
+    if not keys:
+        raise ArtifactError(results_dir, "no *_latest.json or *_journal.jsonl here")
+    if len(keys) > 1:
+        raise ArtifactError(
+            results_dir, f"several run keys ({', '.join(keys)}); name one"
+        )
+    return find_latest(results_dir, run_key=keys[0])
+
+
+def run_keys(results_dir: Path) -> set[str]:
+    """Every run key with a latest file or a journal in `results_dir`."""
+    keys = set()
+    for entry in results_dir.iterdir():
+        for suffix in (LATEST_SUFFIX, JOURNAL_SUFFIX):
+            if entry.name.endswith(suffix) and not entry.name.startswith("."):
+                keys.add(entry.name[: -len(suffix)])
+    return keys
+
+
+def resolve_reference(path: Path) -> Path:
+    """Follow references from `path` to the artifact file they end at."""
+    seen: list[Path] = []
+    current = path
+    while True:
+        data = _read_json(current)
+        if not _is_reference(data):
+            return current
+        current = _reference_target(current, data, root=path.parent, seen=seen)
+
+
+def rebuild_from_journal(path: Path) -> RunArtifact:
+    """An artifact from the journal alone (after a kill, or a stale snapshot)."""
+    contents = read_journal(path)
+    if contents.metadata is None:
+        raise ArtifactError(path, "journal has no run_start line, so no run metadata")
+    records = list(contents.records.values())
+    metadata = contents.metadata
+    if not contents.ended:
+        metadata = RunMetadata.from_dict(
+            {**metadata.to_dict(), "completed_normally": False}
+        )
+    diagnostics = dict(contents.diagnostics)
+    if contents.truncated_tail:
+        diagnostics["journal_truncated_tail"] = True
+    return RunArtifact.from_records(metadata, records, diagnostics)
+
+
+def _load_json_artifact(path: Path, *, root: Path, seen: list[Path]) -> RunArtifact:
+    data = _read_json(path)
+    if _is_reference(data):
+        target = _reference_target(path, data, root=root, seen=seen)
+        return _load_json_artifact(target, root=root, seen=seen)
+    artifact = decode_artifact(data, str(path))
+    snapshot = data.get("snapshot")
+    if isinstance(snapshot, dict) and path.name.endswith(LATEST_SUFFIX):
+        journal = path.with_name(path.name[: -len(LATEST_SUFFIX)] + JOURNAL_SUFFIX)
+        if journal.exists():
+            contents = read_journal(journal)
+            if contents.case_lines > snapshot.get("journal_cases", 0):
+                return rebuild_from_journal(journal)
+    return artifact
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ArtifactError(path, f"cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ArtifactError(path, "not UTF-8 text") from None
+    if not text.strip():
+        raise ArtifactError(path, "empty file (truncated write?)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(
+            path,
+            f"corrupted or truncated JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+        ) from None
+
+
+def _is_reference(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == REFERENCE_FORMAT
+
+
+def _reference_target(
+    path: Path, data: dict[str, Any], *, root: Path, seen: list[Path]
+) -> Path:
+    if data.get("format_version") != REFERENCE_VERSION:
+        raise ArtifactError(
+            path, f"unknown reference format_version {data.get('format_version')!r}"
+        )
+    target = data.get("target")
+    if not isinstance(target, str) or not target:
+        raise ArtifactError(path, "reference has no 'target' string")
+    pure = PurePosixPath(target)
+    if pure.is_absolute() or Path(target).is_absolute() or "\\" in target:
+        raise ArtifactError(
+            path, f"reference target {target!r} is absolute; it must be relative"
+        )
+    if ".." in pure.parts:
+        raise ArtifactError(path, f"reference target {target!r} uses '..'")
+    resolved = (path.parent / pure).resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise ArtifactError(
+            path, f"reference target {target!r} leaves the results directory"
+        )
+    seen.append(path.resolve())
+    if resolved in seen:
+        chain = " -> ".join(p.name for p in [*seen, resolved])
+        raise ArtifactError(path, f"reference loop: {chain}")
+    if len(seen) > MAX_REFERENCE_DEPTH:
+        raise ArtifactError(path, f"more than {MAX_REFERENCE_DEPTH} chained references")
+    if not resolved.exists():
+        raise ArtifactError(path, f"reference target {target!r} does not exist")
+    return resolved
+
+
+__all__ = [
+    "RESULT_FORMAT",
+    "find_latest",
+    "load_result",
+    "rebuild_from_journal",
+    "resolve_reference",
+    "run_keys",
+]

@@ -1,0 +1,272 @@
+"""The manifest schema: which keys a ``manifest.py`` may declare and what they mean.
+
+`load_manifest` reads a manifest statically and validates every key, naming the key and
+the value in each error. Op-name checks need torch and live in torchcts_cases.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema.errors import ManifestError
+from torchcts_schema.manifest_reader import manifest_digest, read_manifest_file
+
+DTYPE_NAMES = (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
+    "float8_e4m3fn", "float8_e5m2",
+)  # fmt: skip
+
+VARIANT_CAPABILITIES = (
+    "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+)  # fmt: skip
+SUITE_CAPABILITIES = (
+    "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
+    "rng", "serialization", "device_mismatch",
+)  # fmt: skip
+CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES
+
+DEFAULT_UNSUPPORTED_PATTERNS = (
+    r"not implemented",
+    r"not supported",
+    r"NotImplementedError",
+    r"Could not run '.*' with arguments from the '.*' backend",
+    r"unsupported",
+)
+
+RESOURCE_LIMIT_KEYS = ("case_timeout_s", "memory_mb", "workers", "hang_heartbeat_s")
+
+KEYS: dict[str, str] = {
+    "DEVICE": "device type string, e.g. 'cuda', 'mps', 'simdev' (required)",
+    "BACKEND_NAME": "human name of the backend under test",
+    "BACKEND_IMPORT": "module imported before the run to register the backend",
+    "BACKEND_OPTIONS": "dict passed to the backend (e.g. simdev's fault_profile)",
+    "DTYPES": "dict dtype -> True, False, or a regex of ops supported in that dtype",
+    "CAPABILITIES": "list of declared capabilities (variants and hand-written suites)",
+    "LEVEL": "semantic level 1-8 run by default",
+    "MAX_SAMPLES_PER_OP": "at most this many samples per op, variant and dtype",
+    "TOLERANCES": "{'dtypes': {dtype: {atol, rtol}}, 'ops': {op: {dtype: {atol, rtol}}}}",
+    "RESOURCE_LIMITS": "dict with " + ", ".join(RESOURCE_LIMIT_KEYS),
+    "DEVICE_COUNT": "number of devices available to a case",
+    "UNSUPPORTED_PATTERNS": "regexes that mark an exception message as 'unsupported'",
+    "OPS": "{'include': [op globs], 'exclude': {op glob: reason}}",
+    "TEMPLATE": "True in an unedited template; delete the line once you edit it",
+}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated manifest; defaults apply to every key it does not set."""
+
+    path: Path
+    digest: str
+    device: str
+    backend_name: str
+    backend_import: str | None = None
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    dtypes: dict[str, bool | str] = field(default_factory=lambda: {"float32": True})
+    capabilities: tuple[str, ...] = ("forward",)
+    level: int = 1
+    max_samples_per_op: int | None = None
+    tolerances: dict[str, Any] = field(default_factory=dict)
+    resource_limits: dict[str, float] = field(default_factory=dict)
+    device_count: int = 1
+    unsupported_patterns: tuple[str, ...] = DEFAULT_UNSUPPORTED_PATTERNS
+    ops_include: tuple[str, ...] = ()
+    ops_exclude: dict[str, str] = field(default_factory=dict)
+    template: bool = False
+
+
+def load_manifest(path: Path | str) -> Manifest:
+    """Read and validate `path` without executing it."""
+    path = Path(path)
+    raw = read_manifest_file(path)
+    return validate_manifest(raw, path, manifest_digest(path))
+
+
+def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
+    """Check every key of `raw`; the first problem raises `ManifestError` naming it."""
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise ManifestError(
+            path, f"unknown key {unknown[0]} (known: {', '.join(KEYS)})"
+        )
+    device = raw.get("DEVICE")
+    if not isinstance(device, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", device):
+        raise ManifestError(
+            path, f"DEVICE must be a lower-case device type, not {device!r}"
+        )
+    dtypes = _dtypes(raw.get("DTYPES", {"float32": True}), path)
+    caps = raw.get("CAPABILITIES", ["forward"])
+    if not isinstance(caps, list | tuple) or not all(isinstance(c, str) for c in caps):
+        raise ManifestError(path, "CAPABILITIES must be a list of names")
+    for cap in caps:
+        if cap not in CAPABILITY_NAMES:
+            raise ManifestError(
+                path,
+                f"CAPABILITIES: unknown capability {cap!r} (known: {', '.join(CAPABILITY_NAMES)})",
+            )
+    level = raw.get("LEVEL", 1)
+    if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= 8:
+        raise ManifestError(path, f"LEVEL must be an integer 1-8, not {level!r}")
+    samples = raw.get("MAX_SAMPLES_PER_OP")
+    if samples is not None and (
+        not isinstance(samples, int) or isinstance(samples, bool) or samples < 1
+    ):
+        raise ManifestError(
+            path,
+            f"MAX_SAMPLES_PER_OP must be a positive integer or None, not {samples!r}",
+        )
+    count = raw.get("DEVICE_COUNT", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ManifestError(
+            path, f"DEVICE_COUNT must be a non-negative integer, not {count!r}"
+        )
+    patterns = raw.get("UNSUPPORTED_PATTERNS", list(DEFAULT_UNSUPPORTED_PATTERNS))
+    if not isinstance(patterns, list | tuple):
+        raise ManifestError(path, "UNSUPPORTED_PATTERNS must be a list of regexes")
+    for pattern in patterns:
+        _regex(pattern, "UNSUPPORTED_PATTERNS", path)
+    include, exclude = _ops(raw.get("OPS", {}), path)
+    options = raw.get("BACKEND_OPTIONS", {})
+    if not isinstance(options, dict):
+        raise ManifestError(path, "BACKEND_OPTIONS must be a dict")
+    backend_import = raw.get("BACKEND_IMPORT")
+    if backend_import is not None and (
+        not isinstance(backend_import, str)
+        or not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", backend_import)
+    ):
+        raise ManifestError(
+            path, f"BACKEND_IMPORT must be a dotted module name, not {backend_import!r}"
+        )
+    name = raw.get("BACKEND_NAME", device)
+    if not isinstance(name, str) or not name.strip():
+        raise ManifestError(path, "BACKEND_NAME must be a non-empty string")
+    template = raw.get("TEMPLATE", False)
+    if not isinstance(template, bool):
+        raise ManifestError(path, "TEMPLATE must be True or False")
+    return Manifest(
+        path=path,
+        digest=digest,
+        device=device,
+        backend_name=name,
+        backend_import=backend_import,
+        backend_options=dict(options),
+        dtypes=dtypes,
+        capabilities=tuple(caps),
+        level=level,
+        max_samples_per_op=samples,
+        tolerances=_tolerances(raw.get("TOLERANCES", {}), path),
+        resource_limits=_limits(raw.get("RESOURCE_LIMITS", {}), path),
+        device_count=count,
+        unsupported_patterns=tuple(patterns),
+        ops_include=include,
+        ops_exclude=exclude,
+        template=template,
+    )
+
+
+def _regex(pattern: Any, key: str, path: Path) -> None:
+    if not isinstance(pattern, str):
+        raise ManifestError(path, f"{key}: {pattern!r} is not a regex string")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ManifestError(path, f"{key}: invalid regex {pattern!r} ({exc})") from None
+
+
+def _dtypes(value: Any, path: Path) -> dict[str, bool | str]:
+    if not isinstance(value, dict) or not value:
+        raise ManifestError(
+            path, "DTYPES must be a non-empty dict of dtype -> True/False/regex"
+        )
+    for dtype, support in value.items():
+        if dtype not in DTYPE_NAMES:
+            raise ManifestError(
+                path,
+                f"DTYPES: unknown dtype {dtype!r} (known: {', '.join(DTYPE_NAMES)})",
+            )
+        if not isinstance(support, bool):
+            _regex(support, f"DTYPES[{dtype!r}]", path)
+    return dict(value)
+
+
+def _tolerance_pair(value: Any, key: str, path: Path) -> None:
+    if not isinstance(value, dict) or not value or set(value) - {"atol", "rtol"}:
+        raise ManifestError(
+            path, f"{key}: must be a dict with 'atol' and/or 'rtol', not {value!r}"
+        )
+    for name, number in value.items():
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or not 0 <= number < float("inf")
+        ):
+            raise ManifestError(
+                path, f"{key}.{name}: {number!r} is not a finite non-negative number"
+            )
+
+
+def _tolerances(value: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) - {"dtypes", "ops"}:
+        raise ManifestError(
+            path, "TOLERANCES must be a dict with keys 'dtypes' and/or 'ops'"
+        )
+    for dtype, pair in value.get("dtypes", {}).items():
+        if dtype not in DTYPE_NAMES:
+            raise ManifestError(path, f"TOLERANCES.dtypes: unknown dtype {dtype!r}")
+        _tolerance_pair(pair, f"TOLERANCES.dtypes[{dtype!r}]", path)
+    for op, per_dtype in value.get("ops", {}).items():
+        if not isinstance(per_dtype, dict):
+            raise ManifestError(
+                path, f"TOLERANCES.ops[{op!r}] must be a dict of dtype -> tolerance"
+            )
+        for dtype, pair in per_dtype.items():
+            if dtype not in DTYPE_NAMES:
+                raise ManifestError(
+                    path, f"TOLERANCES.ops[{op!r}]: unknown dtype {dtype!r}"
+                )
+            _tolerance_pair(pair, f"TOLERANCES.ops[{op!r}][{dtype!r}]", path)
+    return dict(value)
+
+
+def _limits(value: Any, path: Path) -> dict[str, float]:
+    if not isinstance(value, dict):
+        raise ManifestError(path, "RESOURCE_LIMITS must be a dict")
+    for key, number in value.items():
+        if key not in RESOURCE_LIMIT_KEYS:
+            raise ManifestError(
+                path,
+                f"RESOURCE_LIMITS: unknown key {key!r} (known: {', '.join(RESOURCE_LIMIT_KEYS)})",
+            )
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or number <= 0
+        ):
+            raise ManifestError(
+                path, f"RESOURCE_LIMITS.{key}: {number!r} is not a positive number"
+            )
+    return dict(value)
+
+
+def _ops(value: Any, path: Path) -> tuple[tuple[str, ...], dict[str, str]]:
+    if not isinstance(value, dict) or set(value) - {"include", "exclude"}:
+        raise ManifestError(
+            path, "OPS must be a dict with keys 'include' and/or 'exclude'"
+        )
+    include = value.get("include", [])
+    if not isinstance(include, list | tuple) or not all(
+        isinstance(i, str) for i in include
+    ):
+        raise ManifestError(path, "OPS.include must be a list of op globs")
+    exclude = value.get("exclude", {})
+    if not isinstance(exclude, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip()
+        for k, v in exclude.items()
+    ):
+        raise ManifestError(path, "OPS.exclude must map op globs to a non-empty reason")
+    return tuple(include), dict(exclude)

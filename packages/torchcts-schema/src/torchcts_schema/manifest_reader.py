@@ -1,0 +1,78 @@
+"""Read a ``manifest.py`` without executing it.
+
+A reviewer must never run a submitted manifest, so the file is parsed with `ast` and
+only a module docstring and ``NAME = <literal>`` assignments are accepted. Anything else
+(imports, calls, comprehensions, f-strings) is refused with its line number.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema.errors import ManifestError
+
+
+def read_manifest_source(text: str, where: str | Path) -> dict[str, Any]:
+    """The ``NAME = literal`` assignments of a manifest source, in file order."""
+    try:
+        tree = ast.parse(text, filename=str(where))
+    except SyntaxError as exc:
+        raise ManifestError(
+            where, f"line {exc.lineno}: not valid Python ({exc.msg})"
+        ) from None
+    values: dict[str, Any] = {}
+    for index, node in enumerate(tree.body):
+        if index == 0 and _is_docstring(node):
+            continue
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets: list[ast.expr] = [node.target]
+            value = node.value
+        elif isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        else:
+            raise ManifestError(
+                where,
+                f"line {node.lineno}: only NAME = <literal> assignments are allowed; "
+                f"found {type(node).__name__} (the manifest is read, never executed)",
+            )
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            raise ManifestError(where, f"line {node.lineno}: assign to one plain NAME")
+        name = targets[0].id
+        if name in values:
+            raise ManifestError(where, f"line {node.lineno}: {name} assigned twice")
+        try:
+            values[name] = ast.literal_eval(value)
+        except ValueError:
+            raise ManifestError(
+                where,
+                f"line {node.lineno}: {name} is not a literal (code such as calls, names "
+                f"or f-strings is not allowed in a manifest)",
+            ) from None
+    return values
+
+
+def read_manifest_file(path: Path) -> dict[str, Any]:
+    """`read_manifest_source` of a file, with read errors naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ManifestError(path, f"cannot read manifest ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ManifestError(path, "manifest is not UTF-8 text") from None
+    return read_manifest_source(text, path)
+
+
+def manifest_digest(path: Path) -> str:
+    """``sha256:<hex>`` of the manifest bytes, recorded in every run's metadata."""
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )

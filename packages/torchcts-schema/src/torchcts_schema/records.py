@@ -1,0 +1,203 @@
+"""The records every tool exchanges: one `CaseRecord` per case, one `RunMetadata` per run.
+
+Both convert to and from plain JSON dicts exactly (``from_dict(to_dict(x)) == x``), so an
+artifact written by one version of a tool loads back field for field in another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from torchcts_schema.errors import ArtifactError
+from torchcts_schema.vocabulary import (
+    CrashKind,
+    ExpectedSource,
+    NextFix,
+    NotRunReason,
+    Status,
+)
+
+JsonDict = dict[str, Any]
+E = TypeVar("E", bound=StrEnum)
+
+
+@dataclass(frozen=True, slots=True)
+class CrashInfo:
+    """How a crashed case ended: the kind, and the signal or exit code that proves it."""
+
+    kind: CrashKind
+    signal: str | None = None
+    exit_code: int | None = None
+    detail: str = ""
+    evidence: str | None = None  # relative path of the record in <key>_crashes/
+
+    def to_dict(self) -> JsonDict:
+        """Plain JSON form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: JsonDict) -> CrashInfo:
+        """Inverse of `to_dict`; a wrong kind names the value."""
+        _check_keys(cls, data, "crash")
+        return cls(
+            kind=_enum(CrashKind, data.get("kind"), "crash.kind"),
+            signal=data.get("signal"),
+            exit_code=data.get("exit_code"),
+            detail=data.get("detail", ""),
+            evidence=data.get("evidence"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """One case's result: what ran, against what, and how it ended."""
+
+    case_id: str
+    node_id: str
+    op: str
+    variant: str
+    dtype: str | None
+    sample: int | None
+    level: int
+    status: Status
+    expected_source: ExpectedSource | None
+    suite: str = "opinfo"
+    mismatch: str | None = None
+    exception_type: str | None = None
+    exception_message: str | None = None
+    crash: CrashInfo | None = None
+    duration_s: float | None = None
+    isolation: str = "none"
+    next_fix: NextFix | None = None
+    not_run_reason: NotRunReason | None = None
+    detail: str | None = None
+    worker: str | None = None
+    extra: JsonDict = field(default_factory=dict)
+
+    def to_dict(self) -> JsonDict:
+        """Plain JSON form, enum members as their string values."""
+        out: JsonDict = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, CrashInfo):
+                value = value.to_dict()
+            elif f.name == "extra":
+                value = dict(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: JsonDict) -> CaseRecord:
+        """Inverse of `to_dict`; an unknown key or bad value raises `ArtifactError`."""
+        if not isinstance(data, dict):
+            raise ArtifactError(None, f"case record is not an object: {data!r:.80}")
+        _check_keys(cls, data, "case record")
+        for required in ("case_id", "status"):
+            if required not in data:
+                raise ArtifactError(None, f"case record lacks '{required}'")
+        crash = data.get("crash")
+        where = f"case {data['case_id']!r}"
+        return cls(
+            case_id=data["case_id"],
+            node_id=data.get("node_id", ""),
+            op=data.get("op", ""),
+            variant=data.get("variant", ""),
+            dtype=data.get("dtype"),
+            sample=data.get("sample"),
+            level=data.get("level", 1),
+            status=_enum(Status, data["status"], f"{where} status"),
+            expected_source=_opt_enum(
+                ExpectedSource, data.get("expected_source"), f"{where} expected_source"
+            ),
+            suite=data.get("suite", "opinfo"),
+            mismatch=data.get("mismatch"),
+            exception_type=data.get("exception_type"),
+            exception_message=data.get("exception_message"),
+            crash=CrashInfo.from_dict(crash) if crash is not None else None,
+            duration_s=data.get("duration_s"),
+            isolation=data.get("isolation", "none"),
+            next_fix=_opt_enum(NextFix, data.get("next_fix"), f"{where} next_fix"),
+            not_run_reason=_opt_enum(
+                NotRunReason, data.get("not_run_reason"), f"{where} not_run_reason"
+            ),
+            detail=data.get("detail"),
+            worker=data.get("worker"),
+            extra=dict(data.get("extra") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetadata:
+    """Everything a reviewer needs to know about a run besides its cases."""
+
+    run_key: str
+    device: str
+    hardware_key: str
+    backend: str
+    os: str
+    python: str
+    torch_version: str
+    torchcts_version: str
+    manifest_digest: str
+    command: str
+    started_at: str
+    ended_at: str | None = None
+    completed_normally: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+    level: int | None = None
+    options: JsonDict = field(default_factory=dict)
+    probes: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> JsonDict:
+        """Plain JSON form."""
+        out = asdict(self)
+        out["counts"] = dict(self.counts)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: JsonDict) -> RunMetadata:
+        """Inverse of `to_dict`; missing required keys are named."""
+        if not isinstance(data, dict):
+            raise ArtifactError(None, "run metadata is not an object")
+        _check_keys(cls, data, "run metadata")
+        missing = [
+            f.name
+            for f in fields(cls)
+            if f.name not in data
+            and f.default is MISSING
+            and f.default_factory is MISSING
+        ]
+        if missing:
+            raise ArtifactError(None, f"run metadata lacks {', '.join(missing)}")
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+def count_statuses(records: list[CaseRecord]) -> dict[str, int]:
+    """Counts per status, every status present (zero included), in the seed's order."""
+    counts = {s.value: 0 for s in Status}
+    for record in records:
+        counts[record.status.value] += 1
+    return counts
+
+
+def _check_keys(cls: type, data: JsonDict, what: str) -> None:
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ArtifactError(None, f"{what} has unknown key(s): {', '.join(unknown)}")
+
+
+def _enum(kind: type[E], value: Any, where: str) -> E:
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise ArtifactError(
+            None, f"{where}: {value!r} is not one of {allowed}"
+        ) from None
+
+
+def _opt_enum(kind: type[E], value: Any, where: str) -> E | None:
+    return None if value is None else _enum(kind, value, where)

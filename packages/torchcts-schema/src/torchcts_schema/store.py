@@ -1,0 +1,93 @@
+"""The results directory: recovery snapshot, canonical history and the latest reference.
+
+During a run ``<key>_latest.json`` is a full snapshot refreshed at most every few
+seconds (the journal is the per-case durability layer). At completion the canonical
+artifact is written once to ``<key>_history/<UTC stamp>.json`` and ``<key>_latest.json``
+becomes a small relative reference to it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from torchcts_schema.artifact import RunArtifact, encode_artifact
+from torchcts_schema.atomic import write_atomic, write_once
+
+REFERENCE_FORMAT = "torchcts-reference"
+REFERENCE_VERSION = 1
+LATEST_SUFFIX = "_latest.json"
+HISTORY_SUFFIX = "_history"
+
+
+def latest_path(results_dir: Path, run_key: str) -> Path:
+    """``<key>_latest.json``."""
+    return results_dir / f"{run_key}{LATEST_SUFFIX}"
+
+
+def history_dir(results_dir: Path, run_key: str) -> Path:
+    """``<key>_history/``."""
+    return results_dir / f"{run_key}{HISTORY_SUFFIX}"
+
+
+def utc_stamp(moment: datetime | None = None) -> str:
+    """A sortable UTC stamp for file names: ``20261130T011252Z``."""
+    return (moment or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_snapshot(path: Path, artifact: RunArtifact, journal_cases: int) -> None:
+    """Atomically write a recovery snapshot that knows how much journal it covers."""
+    text = encode_artifact(artifact, encoding="plain")
+    # the journal line count lets the loader see a newer journal without comparing times
+    data = json.loads(text)
+    data["snapshot"] = {"journal_cases": journal_cases}
+    write_atomic(
+        path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
+    )
+
+
+class SnapshotWriter:
+    """Rate-limits snapshots so their cost never becomes per-case."""
+
+    def __init__(self, path: Path, *, min_interval_s: float = 5.0) -> None:
+        self.path = path
+        self.min_interval_s = min_interval_s
+        self._last = 0.0
+        self.writes = 0
+
+    def maybe_write(
+        self, build: Callable[[], tuple[RunArtifact, int]], *, force: bool = False
+    ) -> bool:
+        """Write if the interval has passed (or `force`); `build` runs only when it does."""
+        now = time.monotonic()
+        if not force and now - self._last < self.min_interval_s:
+            return False
+        artifact, journal_cases = build()
+        write_snapshot(self.path, artifact, journal_cases)
+        self._last = time.monotonic()
+        self.writes += 1
+        return True
+
+
+def write_history(results_dir: Path, run_key: str, artifact: RunArtifact) -> Path:
+    """Write the canonical artifact once and point ``<key>_latest.json`` at it."""
+    target = write_once(
+        history_dir(results_dir, run_key) / f"{utc_stamp()}.json",
+        encode_artifact(artifact),
+    )
+    write_reference(latest_path(results_dir, run_key), target)
+    return target
+
+
+def write_reference(reference: Path, target: Path) -> None:
+    """A small relative reference from `reference` to `target` (same results tree)."""
+    relative = target.resolve().relative_to(reference.parent.resolve()).as_posix()
+    body = {
+        "format": REFERENCE_FORMAT,
+        "format_version": REFERENCE_VERSION,
+        "target": relative,
+    }
+    write_atomic(reference, json.dumps(body, indent=1) + "\n")
