@@ -11,7 +11,7 @@ import re
 
 NODE_PREFIX = "torchcts::"
 NO_DTYPE = "-"
-_SLUG_BAD = re.compile(r"[^a-z0-9.]+")
+_SLUG_BAD = re.compile(r"[^a-z0-9]+")
 _SEGMENT_OK = re.compile(r"^[A-Za-z0-9_.+\-]+$")
 
 
@@ -61,7 +61,7 @@ def case_id_for_node(node_id: str) -> str | None:
 
 def slug(text: str) -> str:
     """Lower-case, hyphen-joined token safe in a file name on every OS."""
-    return _SLUG_BAD.sub("-", text.lower()).strip("-.") or "unknown"
+    return _SLUG_BAD.sub("-", text.lower()).strip("-") or "unknown"
 
 
 def make_run_key(device_type: str, hardware_key: str) -> str:

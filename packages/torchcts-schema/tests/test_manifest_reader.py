@@ -1,0 +1,75 @@
+"""The static manifest reader accepts literals only and never executes anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from torchcts_schema import ManifestError, load_manifest, read_manifest_source
+
+GOOD = '''"""A manifest."""
+DEVICE = "simdev"
+BACKEND_IMPORT = "torchcts_simdev"
+DTYPES = {"float32": True, "float16": r"^(add|mul)$", "complex64": False}
+CAPABILITIES = ["forward", "views"]
+LEVEL: int = 2
+'''
+
+
+def test_reads_literal_assignments(tmp_path: Path) -> None:
+    """Docstring, plain and annotated literal assignments are read in order."""
+    path = tmp_path / "manifest.py"
+    path.write_text(GOOD)
+    manifest = load_manifest(path)
+    assert manifest.device == "simdev" and manifest.level == 2
+    assert manifest.dtypes["float16"] == "^(add|mul)$"
+    assert manifest.digest.startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("import os\nDEVICE = 'x'", "line 1: only NAME = <literal> assignments"),
+        ("DEVICE = __import__('os').system('touch pwned')", "DEVICE is not a literal"),
+        ("DEVICE = f'{1}'", "DEVICE is not a literal"),
+        ("X = [i for i in range(3)]", "X is not a literal"),
+        ("DEVICE = 'a'\nDEVICE = 'b'", "line 2: DEVICE assigned twice"),
+        ("a, b = 1, 2", "assign to one plain NAME"),
+        ("DEVICE = (", "not valid Python"),
+        ("def f():\n    pass", "found FunctionDef"),
+    ],
+)
+def test_code_is_refused_with_its_line(
+    source: str, message: str, tmp_path: Path
+) -> None:
+    """Anything but literals is an error naming the file and the line."""
+    marker = tmp_path / "pwned"
+    with pytest.raises(ManifestError, match=message) as info:
+        read_manifest_source(source, tmp_path / "manifest.py")
+    assert "manifest.py" in str(info.value)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("COLOUR = 1", "unknown key COLOUR"),
+        ("CAPABILITIES = ['teleport']", "unknown capability 'teleport'"),
+        ("DTYPES = {'float33': True}", "unknown dtype 'float33'"),
+        ("DTYPES = {'float16': '(unclosed'}", "invalid regex"),
+        (
+            "TOLERANCES = {'dtypes': {'float16': {'atol': -1}}}",
+            "not a finite non-negative",
+        ),
+        ("TOLERANCES = {'dtypes': {'float16': {'eps': 1}}}", "'atol' and/or 'rtol'"),
+        ("LEVEL = 9", "LEVEL must be an integer 1-8"),
+        ("RESOURCE_LIMITS = {'gpus': 1}", "unknown key 'gpus'"),
+        ("OPS = {'exclude': {'add': ''}}", "non-empty reason"),
+    ],
+)
+def test_schema_errors_name_the_key(line: str, message: str, tmp_path: Path) -> None:
+    """Schema violations name the key and value."""
+    path = tmp_path / "manifest.py"
+    path.write_text(f"DEVICE = 'simdev'\n{line}\n")
+    with pytest.raises(ManifestError, match=message):
+        load_manifest(path)
