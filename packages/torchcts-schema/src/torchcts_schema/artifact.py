@@ -46,10 +46,21 @@ class RunArtifact:
         return [*self.results, *self.not_run]
 
 
-def encode_artifact(artifact: RunArtifact, *, encoding: str = "auto") -> str:
-    """JSON text of the artifact; ``auto`` keeps whichever encoding is smaller."""
-    head: JsonDict = {"format": RESULT_FORMAT, "format_version": FORMAT_VERSION}
+def encode_artifact(
+    artifact: RunArtifact, *, encoding: str = "auto", extra: JsonDict | None = None
+) -> str:
+    """JSON text of the artifact; ``auto`` keeps whichever encoding is smaller.
+
+    `extra` adds top-level keys (the snapshot's journal position) without a re-parse.
+    """
+    head: JsonDict = {
+        "format": RESULT_FORMAT,
+        "format_version": FORMAT_VERSION,
+        **(extra or {}),
+    }
     meta = artifact.metadata.to_dict()
+    if encoding == "compact":
+        return _compact(head, artifact)
     plain = _dumps(
         {
             **head,
@@ -62,19 +73,21 @@ def encode_artifact(artifact: RunArtifact, *, encoding: str = "auto") -> str:
     )
     if encoding == "plain":
         return plain
-    compact = _dumps(
+    compact = _compact(head, artifact)
+    return compact if len(compact) < len(plain) else plain
+
+
+def _compact(head: JsonDict, artifact: RunArtifact) -> str:
+    return _dumps(
         {
             **head,
             "encoding": "compact",
-            "metadata": meta,
+            "metadata": artifact.metadata.to_dict(),
             "results": codec.encode_records(artifact.results),
             "not_run": codec.encode_records(artifact.not_run),
             "diagnostics": artifact.diagnostics,
         }
     )
-    if encoding == "compact" or len(compact) < len(plain):
-        return compact
-    return plain
 
 
 def decode_artifact(data: Any, where: str) -> RunArtifact:

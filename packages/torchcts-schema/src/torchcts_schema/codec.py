@@ -12,7 +12,10 @@ from dataclasses import fields
 from typing import Any
 
 from torchcts_schema.errors import ArtifactError
-from torchcts_schema.identity import make_case_id, node_id_for_case
+from torchcts_schema.identity import (
+    make_case_id,
+    node_id_for_case,
+)
 from torchcts_schema.records import CaseRecord, JsonDict
 
 FIELD_NAMES = tuple(f.name for f in fields(CaseRecord))

@@ -34,6 +34,11 @@ def make_case_id(
     return "/".join(parts)
 
 
+def is_case_id_segment(text: object) -> bool:
+    """Whether `text` may stand as one segment of a case id."""
+    return isinstance(text, str) and bool(_SEGMENT_OK.match(text))
+
+
 def split_case_id(case_id: str) -> tuple[str, str, str, str | None, int | None]:
     """Inverse of `make_case_id`: (suite, op, variant, dtype, sample)."""
     parts = case_id.split("/")

@@ -78,14 +78,10 @@ class CaseRecord:
 
     def to_dict(self) -> JsonDict:
         """Plain JSON form, enum members as their string values."""
-        out: JsonDict = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, CrashInfo):
-                value = value.to_dict()
-            elif f.name == "extra":
-                value = dict(value)
-            out[f.name] = value
+        out = {name: getattr(self, name) for name in _CASE_FIELDS}
+        if self.crash is not None:
+            out["crash"] = self.crash.to_dict()
+        out["extra"] = dict(self.extra)
         return out
 
     @classmethod
@@ -126,6 +122,9 @@ class CaseRecord:
             worker=data.get("worker"),
             extra=dict(data.get("extra") or {}),
         )
+
+
+_CASE_FIELDS = tuple(f.name for f in fields(CaseRecord))
 
 
 @dataclass(frozen=True, slots=True)

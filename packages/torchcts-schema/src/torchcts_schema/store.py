@@ -50,12 +50,21 @@ def write_snapshot(path: Path, artifact: RunArtifact, journal_cases: int) -> Non
 
 
 class SnapshotWriter:
-    """Rate-limits snapshots so their cost never becomes per-case."""
+    """Rate-limits snapshots so their cost never becomes per-case.
 
-    def __init__(self, path: Path, *, min_interval_s: float = 5.0) -> None:
+    The wait between writes is at least `min_interval_s` and at least `cost_factor`
+    times the last write's duration, so on a 100,000-case run the snapshot stays a
+    small share of the wall time however large it grows.
+    """
+
+    def __init__(
+        self, path: Path, *, min_interval_s: float = 5.0, cost_factor: float = 20.0
+    ) -> None:
         self.path = path
         self.min_interval_s = min_interval_s
-        self._last = 0.0
+        self.cost_factor = cost_factor
+        self._last = float("-inf")
+        self._wait = min_interval_s
         self.writes = 0
 
     def maybe_write(
@@ -63,11 +72,12 @@ class SnapshotWriter:
     ) -> bool:
         """Write if the interval has passed (or `force`); `build` runs only when it does."""
         now = time.monotonic()
-        if not force and now - self._last < self.min_interval_s:
+        if not force and now - self._last < self._wait:
             return False
         artifact, journal_cases = build()
         write_snapshot(self.path, artifact, journal_cases)
         self._last = time.monotonic()
+        self._wait = max(self.min_interval_s, self.cost_factor * (self._last - now))
         self.writes += 1
         return True
 
