@@ -1,0 +1,235 @@
+"""The child interpreter: import the entry once, then run payloads until stdin closes.
+
+Started as ``python <this file> ENTRY RESULT_FD FAULT_FILE HEARTBEAT_S`` by
+`torchcts_isolate.worker`. It is run by path and imports nothing from torchcts, so a
+fresh child costs an interpreter start plus the entry's own imports, nothing more. Requests arrive as JSON lines on stdin; everything the
+parent needs comes back as JSON lines on the inherited ``RESULT_FD`` pipe, so the case's
+own stdout and stderr stay untouched for the tails. A heartbeat thread writes ``hb``
+messages: a native call that holds the GIL stops it, which is how the parent tells a
+hang from a slow case. Closing stdin (or the parent dying) makes the child exit.
+
+Messages to the parent: ``ready``, ``hb``, ``start``, ``done`` (with ``result``) and
+``raised`` (the entry raised; type, message, traceback, ``memory``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import importlib
+import json
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any, TextIO
+
+SYSPATH_ENV = "TORCHCTS_ISOLATE_SYSPATH"
+
+
+class _Channel:
+    """Line-oriented JSON writes to the result pipe, safe from two threads."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, allow_nan=True) + "\n").encode("utf-8")
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+
+
+_BUSY = threading.Event()
+
+
+def _heartbeat(channel: _Channel, interval: float, parent: int) -> None:
+    """Beat while a case runs; if the parent goes away, take the whole group down."""
+    pause = threading.Event()
+    while True:
+        pause.wait(interval)
+        try:
+            if os.getppid() != parent:
+                raise BrokenPipeError
+            if _BUSY.is_set():
+                channel.send({"t": "hb"})
+        except OSError:
+            _die()
+
+
+def _die() -> None:
+    try:
+        os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(70)
+
+
+def _load_entry(entry: str) -> Callable[[dict[str, Any]], Any]:
+    module_name, _, func_name = entry.partition(":")
+    module = importlib.import_module(module_name)
+    func = getattr(module, func_name)
+    if not callable(func):
+        raise TypeError(f"{entry} is not callable")
+    return func  # type: ignore[no-any-return]
+
+
+def _extend_sys_path() -> None:
+    """Let the child import what the parent could (conftest dirs, pytester paths)."""
+    extra = os.environ.get(SYSPATH_ENV)
+    if not extra:
+        return
+    for item in json.loads(extra):
+        if item not in sys.path:
+            sys.path.append(item)
+
+
+def _limit_memory(memory_mb: int | None) -> tuple[int, int] | None:
+    """Cap the address space at today's size plus ``memory_mb``; returns the old cap."""
+    if not memory_mb:
+        return None
+    import resource
+
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        current = 0
+    wanted = current + memory_mb * 1024 * 1024
+    if old[1] != resource.RLIM_INFINITY:
+        wanted = min(wanted, old[1])
+    resource.setrlimit(resource.RLIMIT_AS, (wanted, old[1]))
+    return old
+
+
+def _restore_memory(old: tuple[int, int] | None) -> None:
+    if old is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, old)
+
+
+def _run_one(
+    channel: _Channel, func: Callable[[dict[str, Any]], Any], request: dict[str, Any]
+) -> None:
+    number = request["n"]
+    channel.send({"t": "start", "n": number, "pid": os.getpid()})
+    old = _limit_memory(request.get("memory_mb"))
+    _BUSY.set()
+    try:
+        result = func(request["payload"])
+        _BUSY.clear()
+        _restore_memory(old)
+        if not isinstance(result, dict):
+            raise TypeError(f"entry returned {type(result).__name__}, not a dict")
+        text = json.dumps(result, allow_nan=True)
+    except BaseException as exc:
+        _BUSY.clear()
+        _restore_memory(old)
+        _reap_descendants()
+        _flush(sys.stdout, sys.stderr)
+        channel.send(
+            {
+                "t": "raised",
+                "n": number,
+                "type": type(exc).__name__,
+                "message": str(exc)[:2000],
+                "traceback": "".join(traceback.format_exception(exc))[-8000:],
+                "memory": isinstance(exc, MemoryError),
+            }
+        )
+        return
+    _reap_descendants()
+    _flush(sys.stdout, sys.stderr)
+    channel.send({"t": "done", "n": number, "result": json.loads(text)})
+
+
+def _descendants(pid: int) -> list[int]:
+    """Live descendants on Linux (via /proc children lists); [] elsewhere."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children", "rb") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
+
+
+def _reap_descendants() -> None:
+    """Kill processes a case left behind, so the next case starts clean."""
+    left = _descendants(os.getpid())
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in left:
+        with contextlib.suppress(ChildProcessError):  # only direct children wait
+            os.waitpid(pid, 0)
+
+
+def _flush(*streams: TextIO) -> None:
+    for stream in streams:
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+
+
+def main(argv: list[str]) -> int:
+    """Child entry point; see the module docstring for the protocol."""
+    entry, result_fd, fault_path, beat = argv[0], int(argv[1]), argv[2], float(argv[3])
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    os.set_inheritable(result_fd, False)
+    channel = _Channel(result_fd)
+    # Requests come on a private copy of stdin; the case (and anything it starts)
+    # sees /dev/null, so it can neither eat requests nor keep the pipe open.
+    control = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    fault_file = open(fault_path, "a", encoding="utf-8")  # noqa: SIM115 - lives on
+    faulthandler.enable(file=fault_file, all_threads=True)
+    if hasattr(signal, "SIGUSR1"):
+        # The parent sends SIGUSR1 before killing a hung child: the C-level handler
+        # dumps every thread's stack even while native code holds the GIL.
+        faulthandler.register(signal.SIGUSR1, file=fault_file, all_threads=True)
+    threading.Thread(
+        target=_heartbeat, args=(channel, beat, os.getppid()), daemon=True
+    ).start()
+    _extend_sys_path()
+    try:
+        func = _load_entry(entry)
+    except BaseException as exc:
+        channel.send(
+            {
+                "t": "raised",
+                "n": -1,
+                "type": type(exc).__name__,
+                "message": f"importing {entry}: {exc}"[:2000],
+                "traceback": "".join(traceback.format_exception(exc))[-8000:],
+                "memory": isinstance(exc, MemoryError),
+            }
+        )
+        return 72
+    channel.send({"t": "ready", "pid": os.getpid()})
+    for line in control:
+        if line.strip():
+            _run_one(channel, func, json.loads(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

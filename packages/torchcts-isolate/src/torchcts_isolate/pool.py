@@ -1,0 +1,149 @@
+"""Run cases in child interpreters: one fresh child per case, or a warm pool.
+
+`run_isolated` starts a fresh interpreter (``sys.executable``, never a fork of a process
+that may have touched a device), runs one payload and cleans up. `WarmPool` keeps
+children that have already imported the entry's module (and with it torch and the
+backend) waiting, so isolating a case costs a pipe round trip instead of an interpreter
+start. A child that crashed, hung, raised or ran out of memory is thrown away and a
+replacement starts at once, importing while the parent records the crash.
+"""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+from typing import Any
+
+from torchcts_isolate.outcome import IsolatedOutcome
+from torchcts_isolate.worker import BEAT_INTERVAL_S, Child
+
+
+def run_isolated(
+    entry: str,
+    payload: dict[str, Any],
+    *,
+    timeout_s: float,
+    heartbeat_s: float | None,
+    memory_mb: int | None,
+    env: dict[str, str] | None = None,
+) -> IsolatedOutcome:
+    """Run ``entry(payload)`` in a fresh child interpreter and say how it ended.
+
+    ``timeout_s`` and ``heartbeat_s`` count from the moment the payload is handed over
+    (the import of the entry's module is not part of the case). ``env`` overrides the
+    parent's environment. The child and every process in its group are gone on return.
+    """
+    child = Child(entry, env=env, beat_interval_s=_beat(heartbeat_s))
+    try:
+        return child.run(
+            payload, timeout_s=timeout_s, heartbeat_s=heartbeat_s, memory_mb=memory_mb
+        )
+    finally:
+        child.close()
+
+
+class WarmPool:
+    """Children that already imported ``entry``'s module, waiting for payloads.
+
+    ``size`` children are kept started; the parent uses one at a time, so any beyond
+    the first are spares that take over the moment a child is lost. ``recycle_after``
+    retires a healthy child after that many cases (for backends that leak state).
+    Closing the pool (or the parent's exit) ends every child and its group; a child
+    whose parent dies notices its control pipe closing and exits.
+    """
+
+    def __init__(
+        self,
+        entry: str,
+        *,
+        size: int = 1,
+        env: dict[str, str] | None = None,
+        memory_mb: int | None = None,
+        recycle_after: int | None = None,
+        beat_interval_s: float = BEAT_INTERVAL_S,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"WarmPool size must be at least 1, not {size}")
+        self.entry = entry
+        self.size = size
+        self.env = dict(env or {})
+        self.memory_mb = memory_mb
+        self.recycle_after = recycle_after
+        self.beat_interval_s = beat_interval_s
+        self.replaced = 0  # children thrown away after a crash, hang or error
+        self._children: list[Child] = []
+        self._closed = False
+        self._fill()
+        self._finalizer = weakref.finalize(self, _close_all, self._children)
+        atexit.register(self._finalizer)
+
+    def run(
+        self,
+        payload: dict[str, Any],
+        *,
+        timeout_s: float,
+        heartbeat_s: float | None,
+        memory_mb: int | None = None,
+    ) -> IsolatedOutcome:
+        """Run one payload in a warm child; ``memory_mb`` overrides the pool's."""
+        if self._closed:
+            raise RuntimeError("WarmPool is closed")
+        child = self._take()
+        outcome = child.run(
+            payload,
+            timeout_s=timeout_s,
+            heartbeat_s=heartbeat_s,
+            memory_mb=memory_mb if memory_mb is not None else self.memory_mb,
+        )
+        healthy = outcome.result is not None and child.proc.poll() is None
+        recycle = self.recycle_after is not None and child.cases >= self.recycle_after
+        if not healthy or recycle:
+            self._children.remove(child)
+            self.replaced += 0 if healthy else 1
+            self._fill()  # the replacement imports while the caller records this case
+            child.close()
+        return outcome
+
+    def pids(self) -> list[int]:
+        """Pids of the children currently held (for tests and diagnostics)."""
+        return [c.pid for c in self._children]
+
+    def close(self) -> None:
+        """End every child and its process group; safe to call twice."""
+        self._closed = True
+        _close_all(self._children)
+
+    def __enter__(self) -> WarmPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _take(self) -> Child:
+        for child in self._children:
+            if child.proc.poll() is None:
+                return child
+        # Every child died while idle (say, the backend's import crashed): replace one.
+        dead = self._children.pop(0)
+        dead.close()
+        self.replaced += 1
+        self._fill()
+        return self._children[0]
+
+    def _fill(self) -> None:
+        while len(self._children) < self.size:
+            self._children.append(
+                Child(self.entry, env=self.env, beat_interval_s=self.beat_interval_s)
+            )
+
+
+def _close_all(children: list[Child]) -> None:
+    while children:
+        children.pop().close()
+
+
+def _beat(heartbeat_s: float | None) -> float:
+    """A heartbeat interval well inside the hang limit, never busier than 20 Hz."""
+    if heartbeat_s is None:
+        return BEAT_INTERVAL_S
+    return max(0.05, min(BEAT_INTERVAL_S, heartbeat_s / 5))

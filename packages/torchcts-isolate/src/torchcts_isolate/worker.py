@@ -1,0 +1,263 @@
+"""The parent's handle on one child interpreter: start it, hand it a case, watch it.
+
+The watchdog lives here. It waits on the child's result pipe and ends the case when the
+entry returns, the child dies, the per-case limit passes (``timed_out``) or heartbeats
+stop for ``heartbeat_s`` (``hung``). Before killing a stuck child it sends SIGUSR1 so
+faulthandler dumps every thread's stack; then the whole process group is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from torchcts_isolate import child as _child_module
+from torchcts_isolate.outcome import IsolatedOutcome, describe, signal_name
+from torchcts_isolate.procs import file_size, kill_group, read_from
+
+STARTUP_TIMEOUT_S = 600.0
+BEAT_INTERVAL_S = 0.1
+_CHILD_FILE = _child_module.__file__
+_MEMORY_WORDS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory")
+
+
+class Child:
+    """One child interpreter that has (or is) importing ``entry``'s module."""
+
+    def __init__(
+        self,
+        entry: str,
+        *,
+        env: dict[str, str] | None = None,
+        beat_interval_s: float = BEAT_INTERVAL_S,
+    ) -> None:
+        self.entry = entry
+        self.dir = Path(tempfile.mkdtemp(prefix="torchcts-isolate-"))
+        self.out_path = self.dir / "stdout.txt"
+        self.err_path = self.dir / "stderr.txt"
+        self.fault_path = self.dir / "faulthandler.txt"
+        self.ready = False
+        self.cases = 0
+        self._buffer = b""
+        self._number = 0
+        read_fd, write_fd = os.pipe()
+        full_env = {**os.environ, **(env or {})}
+        full_env.setdefault("PYTHONUNBUFFERED", "1")
+        full_env[_child_module.SYSPATH_ENV] = json.dumps([p for p in sys.path if p])
+        argv = [sys.executable, _CHILD_FILE, entry, str(write_fd)]
+        argv += [str(self.fault_path), str(beat_interval_s)]
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=out,
+                stderr=err,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+                env=full_env,
+            )
+        os.close(write_fd)
+        self._read_fd = read_fd
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(read_fd, selectors.EVENT_READ)
+
+    @property
+    def pid(self) -> int:
+        """The child's pid, which is also its process-group id."""
+        return self.proc.pid
+
+    def wait_ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, Any] | None:
+        """Block until the child imported the entry; returns the failure message (or a
+        synthetic one) when it could not, None when ready."""
+        deadline = time.monotonic() + timeout_s
+        while not self.ready:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                return {"t": "startup_timeout"}
+            messages = self._receive(remaining)
+            if messages is None:
+                return {"t": "died"}
+            for message in messages:
+                if message["t"] == "ready":
+                    self.ready = True
+                elif message["t"] == "raised":
+                    return message
+        return None
+
+    def run(
+        self,
+        payload: dict[str, Any],
+        *,
+        timeout_s: float,
+        heartbeat_s: float | None,
+        memory_mb: int | None,
+    ) -> IsolatedOutcome:
+        """Run one payload and say how it ended; the child may be dead afterwards."""
+        began = time.monotonic()
+        offsets = [
+            file_size(p) for p in (self.out_path, self.err_path, self.fault_path)
+        ]
+        failure = self.wait_ready()
+        facts: dict[str, Any] = {"limit_s": timeout_s, "memory_mb": memory_mb}
+        if failure is not None:
+            facts["startup"] = failure
+            return self._finish(facts, offsets, began)
+        self._number += 1
+        self.cases += 1
+        request = {"n": self._number, "payload": payload, "memory_mb": memory_mb}
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return self._finish(facts, offsets, began)
+        self._watch(facts, timeout_s, heartbeat_s)
+        return self._finish(facts, offsets, began)
+
+    def _watch(
+        self, facts: dict[str, Any], timeout_s: float, heartbeat_s: float | None
+    ) -> None:
+        start = last_beat = time.monotonic()
+        while True:
+            now = time.monotonic()
+            waits = [start + timeout_s - now]
+            if heartbeat_s is not None:
+                waits.append(last_beat + heartbeat_s - now)
+            wait = min(waits)
+            if wait <= 0:
+                hung = heartbeat_s is not None and waits[-1] <= 0 < waits[0]
+                facts["hung" if hung else "timed_out"] = True
+                if hung:
+                    facts["limit_s"] = heartbeat_s
+                self._stop_stuck()
+                return
+            messages = self._receive(min(wait, 0.25))
+            if messages is None:
+                return
+            for message in messages:
+                kind = message["t"]
+                if kind in ("hb", "start"):
+                    last_beat = time.monotonic()
+                elif kind in ("done", "raised") and message.get("n") == self._number:
+                    facts[kind] = message
+                    return
+
+    def _stop_stuck(self) -> None:
+        """Ask faulthandler for every stack, give it a moment, then kill the group."""
+        before = file_size(self.fault_path)
+        if hasattr(signal, "SIGUSR1"):
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGUSR1)
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and file_size(self.fault_path) == before:
+                time.sleep(0.01)
+            time.sleep(0.05)
+        self.kill()
+
+    def _receive(self, timeout_s: float) -> list[dict[str, Any]] | None:
+        """Messages that arrived within ``timeout_s``; None once the pipe closed."""
+        if not self._selector.select(max(timeout_s, 0.0)):
+            # A forked grandchild may hold the pipe open after the child died.
+            return None if self.proc.poll() is not None else []
+        try:
+            data = os.read(self._read_fd, 1 << 16)
+        except OSError:
+            data = b""
+        if not data:
+            return None
+        self._buffer += data
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return [m for m in map(_parse, lines) if m is not None]
+
+    def _finish(
+        self, facts: dict[str, Any], offsets: list[int], began: float
+    ) -> IsolatedOutcome:
+        done, raised = facts.get("done"), facts.get("raised") or facts.get("startup")
+        ended_by_message = any(facts.get(k) for k in ("done", "raised", "startup"))
+        was_killed = facts.get("timed_out") or facts.get("hung")
+        if ended_by_message or was_killed:
+            code = self.proc.poll()  # only a child that already exited has a status
+        else:
+            try:  # the pipe closed: the child is exiting, let it finish
+                code = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+        if done is None or self.proc.poll() is not None:
+            self.kill()
+        stderr_tail = read_from(self.err_path, offsets[1])
+        fault = read_from(self.fault_path, offsets[2]).strip() or None
+        if raised is not None and raised.get("t") == "raised":
+            fault = fault or raised.get("traceback")
+        memory = bool(raised and raised.get("memory")) or (
+            facts.get("memory_mb") is not None
+            and done is None
+            and any(w in stderr_tail for w in _MEMORY_WORDS)
+        )
+        outcome = IsolatedOutcome(
+            result=done["result"] if done is not None else None,
+            exit_code=code if (code is not None and code >= 0) else None,
+            signal=signal_name(-code) if code and code < 0 and not was_killed else None,
+            timed_out=bool(facts.get("timed_out")),
+            hung=bool(facts.get("hung")),
+            memory_exceeded=memory,
+            stdout_tail=read_from(self.out_path, offsets[0]),
+            stderr_tail=stderr_tail,
+            traceback=fault,
+            duration_s=time.monotonic() - began,
+            exception=_exception_text(raised),
+            limit_s=facts.get("limit_s"),
+            memory_mb=facts.get("memory_mb"),
+        )
+        outcome.detail = describe(outcome)
+        if facts.get("startup") is not None:
+            outcome.detail += f" (while starting the child for {self.entry})"
+        return outcome
+
+    def kill(self) -> None:
+        """Kill the child and every process in its group; reap the child."""
+        kill_group(self.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # a kernel-stuck child
+            self.proc.wait(timeout=10)
+        self.ready = False
+
+    def close(self) -> None:
+        """End the child (stdin EOF first, for a clean exit) and remove its files."""
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        self._selector.close()
+        os.close(self._read_fd)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) and "t" in message else None
+
+
+def _exception_text(raised: dict[str, Any] | None) -> str | None:
+    if raised is None or raised.get("t") != "raised":
+        return None
+    return f"{raised.get('type')}: {raised.get('message')}"
