@@ -1,3 +1,59 @@
-"""TorchCTS reports from result artifacts: markdown scorecard, HTML, JUnit XML, diff and shard merge."""
+"""TorchCTS reports from result artifacts: markdown scorecard, HTML, JUnit XML, failure
+clusters and next-fix triage, run diff and shard merge.
+
+Imports neither torch nor pytest and reads artifacts only through the schema's loader,
+so a reviewer can render a submission on any machine.
+"""
+
+from torchcts_report.clusters import (
+    Cluster,
+    build_clusters,
+    error_signature,
+    normalise_message,
+    op_family,
+    rerun_command,
+)
+from torchcts_report.diff import (
+    GuardResult,
+    RunDiff,
+    check_guards,
+    diff_artifacts,
+    render_diff,
+)
+from torchcts_report.html_report import render_html
+from torchcts_report.inputs import ReportInput, load_input
+from torchcts_report.junit import render_junit
+from torchcts_report.merge import MergeError, Shard, merge_artifacts, merge_paths
+from torchcts_report.render import render_path, render_reports
+from torchcts_report.scorecard import render_markdown
+from torchcts_report.triage import Action, Triage, build_triage
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "Action",
+    "Cluster",
+    "GuardResult",
+    "MergeError",
+    "ReportInput",
+    "RunDiff",
+    "Shard",
+    "Triage",
+    "build_clusters",
+    "build_triage",
+    "check_guards",
+    "diff_artifacts",
+    "error_signature",
+    "load_input",
+    "merge_artifacts",
+    "merge_paths",
+    "normalise_message",
+    "op_family",
+    "render_diff",
+    "render_html",
+    "render_junit",
+    "render_markdown",
+    "render_path",
+    "render_reports",
+    "rerun_command",
+]

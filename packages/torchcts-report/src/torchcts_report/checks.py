@@ -1,0 +1,114 @@
+"""Type checks on a loaded artifact, so renderers can trust what they format.
+
+The schema loader checks keys and enum values; a hand-edited or hostile artifact can
+still carry a number where a name belongs. One clear error naming the file, the case
+and the field is better than a traceback from deep inside a renderer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from torchcts_schema import (
+    ArtifactError,
+    CaseRecord,
+    CrashInfo,
+    RunArtifact,
+    RunMetadata,
+)
+
+_OPTIONAL_STR = (str, type(None))
+_RECORD_TYPES: dict[str, tuple[type, ...]] = {
+    "case_id": (str,),
+    "node_id": (str,),
+    "op": (str,),
+    "variant": (str,),
+    "dtype": _OPTIONAL_STR,
+    "sample": (int, type(None)),
+    "level": (int,),
+    "suite": (str,),
+    "mismatch": _OPTIONAL_STR,
+    "exception_type": _OPTIONAL_STR,
+    "exception_message": _OPTIONAL_STR,
+    "duration_s": (int, float, type(None)),
+    "isolation": (str,),
+    "detail": _OPTIONAL_STR,
+    "worker": _OPTIONAL_STR,
+    "extra": (dict,),
+}
+_CRASH_TYPES: dict[str, tuple[type, ...]] = {
+    "signal": _OPTIONAL_STR,
+    "exit_code": (int, type(None)),
+    "detail": (str,),
+    "evidence": _OPTIONAL_STR,
+}
+_METADATA_DICTS = ("counts", "options", "probes")
+
+
+def check_artifact(artifact: RunArtifact, where: str) -> None:
+    """Raise `ArtifactError` naming `where`, the case and the field of a wrong type."""
+    _check_metadata(artifact.metadata, where)
+    for record in artifact.records:
+        _check_record(record, where)
+    if not isinstance(artifact.diagnostics, dict):
+        raise ArtifactError(where, "diagnostics is not an object")
+
+
+def _check_metadata(metadata: RunMetadata, where: str) -> None:
+    for f in fields(RunMetadata):
+        value = getattr(metadata, f.name)
+        if f.name in _METADATA_DICTS:
+            ok = isinstance(value, dict)
+        elif f.name == "completed_normally":
+            ok = isinstance(value, bool)
+        elif f.name == "level":
+            ok = value is None or _is_int(value)
+        elif f.name == "ended_at":
+            ok = value is None or isinstance(value, str)
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            raise ArtifactError(
+                where,
+                f"run metadata {f.name} has the wrong type "
+                f"({type(value).__name__}: {value!r:.60})",
+            )
+    for name in ("counts", "probes"):
+        for key, value in getattr(metadata, name).items():
+            if not _is_int(value):
+                raise ArtifactError(
+                    where,
+                    f"run metadata {name}[{key!r:.60}] is not "
+                    f"an integer ({value!r:.60})",
+                )
+
+
+def _check_record(record: CaseRecord, where: str) -> None:
+    if not isinstance(record.case_id, str):
+        raise ArtifactError(where, f"a case id is not a string: {record.case_id!r:.60}")
+    for name, allowed in _RECORD_TYPES.items():
+        _check_value(getattr(record, name), allowed, where, record.case_id, name)
+    if isinstance(record.crash, CrashInfo):
+        for name, allowed in _CRASH_TYPES.items():
+            value = getattr(record.crash, name)
+            _check_value(value, allowed, where, record.case_id, f"crash.{name}")
+
+
+def _check_value(
+    value: Any, allowed: tuple[type, ...], where: str, case_id: str, name: str
+) -> None:
+    if isinstance(value, bool) and bool not in allowed:
+        ok = False  # a bool is an int to Python, never a level or a duration to us
+    else:
+        ok = isinstance(value, allowed)
+    if not ok:
+        raise ArtifactError(
+            where,
+            f"case {case_id!r:.120}: {name} has the wrong type "
+            f"({type(value).__name__}: {value!r:.60})",
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,156 @@
+"""Failure clusters: failing cases grouped by op family, error signature and dtype.
+
+One backend bug usually fails many cases with the same message, differing only in
+sizes, values and addresses. Normalising those out of the message gives a signature,
+so the report can say "this one problem explains 340 failures" and hand over one
+example with the command that reruns it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath, PureWindowsPath
+
+from torchcts_schema import CaseRecord, RunMetadata, Status, node_id_for_case
+
+from torchcts_report.text import one_line
+
+FAILING: tuple[Status, ...] = (
+    Status.CRASHED,
+    Status.FAILED,
+    Status.ERROR,
+    Status.UNSUPPORTED,
+)
+# namespaces whose next segment is part of the op's identity
+_NAMESPACES = ("nn.functional.", "linalg.", "fft.", "special.", "sparse.", "masked.")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.\-~]+){2,}")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+_SPACES = re.compile(r"\s+")
+SIGNATURE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Failing cases that share an op family, a signature and a dtype."""
+
+    family: str
+    signature: str
+    dtype: str
+    status: Status
+    case_ids: tuple[str, ...]  # sorted
+
+    @property
+    def size(self) -> int:
+        """How many cases the cluster explains."""
+        return len(self.case_ids)
+
+    @property
+    def example(self) -> str:
+        """The first case id, a stable example to start from."""
+        return self.case_ids[0]
+
+
+def op_family(op: str) -> str:
+    """The op without variant suffix, in-place underscore or spatial dimension.
+
+    ``max.reduction_with_dim`` -> ``max``; ``add_`` -> ``add``;
+    ``nn.functional.conv2d`` -> ``nn.functional.conv``; ``linalg.svd`` stays.
+    """
+    prefix = next((ns for ns in _NAMESPACES if op.startswith(ns)), "")
+    base = op[len(prefix) :].split(".", 1)[0]
+    base = re.sub(r"[123]d$", "", base.rstrip("_")) or base
+    return prefix + base if (prefix + base) else "(unknown)"
+
+
+def normalise_message(text: str) -> str:
+    """A message with addresses, paths and numbers replaced, whitespace collapsed."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    value = _HEX.sub("0x?", first)
+    value = _PATH.sub("<path>", value)
+    value = _NUMBER.sub("N", value)
+    return one_line(_SPACES.sub(" ", value), SIGNATURE_LIMIT)
+
+
+def error_signature(record: CaseRecord) -> str:
+    """What went wrong, without the details that differ from case to case."""
+    if record.status is Status.CRASHED:
+        crash = record.crash
+        if crash is None:
+            return "crashed (no crash details recorded)"
+        how = crash.signal or (
+            f"exit code {crash.exit_code}" if crash.exit_code is not None else ""
+        )
+        return one_line(f"crashed: {crash.kind.value} {how}".strip(), SIGNATURE_LIMIT)
+    if record.status is Status.FAILED and record.mismatch:
+        return "mismatch: " + normalise_message(record.mismatch)
+    if record.exception_type or record.exception_message:
+        kind = one_line(record.exception_type or "exception", 80)
+        return f"{kind}: {normalise_message(record.exception_message or '')}"
+    if record.detail:
+        return normalise_message(record.detail)
+    return f"{record.status.value} (no message recorded)"
+
+
+def build_clusters(records: Iterable[CaseRecord]) -> list[Cluster]:
+    """Clusters of failing records, largest first, ties in a stable name order."""
+    groups: dict[tuple[str, str, str, Status], list[str]] = {}
+    for record in records:
+        if record.status not in FAILING:
+            continue
+        key = (
+            op_family(record.op),
+            error_signature(record),
+            record.dtype or "(none)",
+            record.status,
+        )
+        groups.setdefault(key, []).append(record.case_id)
+    clusters = [
+        Cluster(family, signature, dtype, status, tuple(sorted(ids)))
+        for (family, signature, dtype, status), ids in groups.items()
+    ]
+    clusters.sort(
+        key=lambda c: (-c.size, FAILING.index(c.status), c.family, c.signature, c.dtype)
+    )
+    return clusters
+
+
+def manifest_of(metadata: RunMetadata) -> str:
+    """The manifest the run used, as a path safe to share (never absolute)."""
+    value = metadata.options.get("manifest")
+    if not isinstance(value, str) or not value:
+        value = _manifest_from_command(metadata.command) or "manifest.py"
+    if PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute():
+        value = (
+            PureWindowsPath(value).name if "\\" in value else PurePosixPath(value).name
+        )
+    return value
+
+
+def rerun_command(metadata: RunMetadata, case_id: str) -> str:
+    """The shell command that reruns exactly one case."""
+    return (
+        f"torchcts-run --manifest {quote(manifest_of(metadata))} "
+        f"{quote(node_id_for_case(case_id))}"
+    )
+
+
+def quote(text: str) -> str:
+    """Single-quote for POSIX shells, always, so commands look the same every time."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def _manifest_from_command(command: str) -> str | None:
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    for index, arg in enumerate(argv):
+        if arg == "--manifest" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--manifest="):
+            return arg.split("=", 1)[1]
+    return None

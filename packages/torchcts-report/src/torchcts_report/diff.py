@@ -1,0 +1,148 @@
+"""Run-to-run diff: what regressed, what got fixed, what changed, appeared or vanished.
+
+A backend change that makes many cases vanish (a collection error, a narrowed
+manifest) looks like progress if only failures are counted, so the diff counts
+vanished cases too and the guard can fail CI on either share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torchcts_schema import CaseRecord, RunArtifact, Status
+
+from torchcts_report.text import md, md_code, table
+
+MAX_LISTED = 200
+
+
+@dataclass
+class RunDiff:
+    """Case ids in each category, sorted, with old and new status where both exist."""
+
+    old_total: int
+    new_total: int
+    regressions: list[tuple[str, Status, Status]] = field(default_factory=list)
+    fixes: list[tuple[str, Status, Status]] = field(default_factory=list)
+    changes: list[tuple[str, Status, Status]] = field(default_factory=list)
+    new: list[tuple[str, Status]] = field(default_factory=list)
+    vanished: list[tuple[str, Status]] = field(default_factory=list)
+
+    def share(self, count: int) -> float:
+        """`count` as a share of the old run's cases (0 when the old run is empty)."""
+        return count / self.old_total if self.old_total else 0.0
+
+
+def diff_artifacts(old: RunArtifact, new: RunArtifact) -> RunDiff:
+    """Compare two runs case by case, keyed by case id."""
+    before = _by_case(old.records)
+    after = _by_case(new.records)
+    out = RunDiff(old_total=len(before), new_total=len(after))
+    for case_id in sorted(before.keys() | after.keys()):
+        was, now = before.get(case_id), after.get(case_id)
+        if was is None and now is not None:
+            out.new.append((case_id, now))
+        elif now is None and was is not None:
+            out.vanished.append((case_id, was))
+        elif was is not None and now is not None and was is not now:
+            entry = (case_id, was, now)
+            if was is Status.PASSED:
+                out.regressions.append(entry)
+            elif now is Status.PASSED:
+                out.fixes.append(entry)
+            else:
+                out.changes.append(entry)
+    return out
+
+
+def _by_case(records: list[CaseRecord]) -> dict[str, Status]:
+    return {r.case_id: r.status for r in records}
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    """Which guards tripped, as sentences for the terminal and the report."""
+
+    breaches: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no guard tripped."""
+        return not self.breaches
+
+
+def check_guards(
+    diff: RunDiff,
+    *,
+    max_vanished_share: float | None,
+    max_regressed_share: float | None,
+) -> GuardResult:
+    """Compare the vanished and regressed shares against their limits."""
+    breaches = []
+    for name, count, limit in (
+        ("vanished", len(diff.vanished), max_vanished_share),
+        ("regressed", len(diff.regressions), max_regressed_share),
+    ):
+        if limit is not None and diff.share(count) > limit:
+            breaches.append(
+                f"{count} of {diff.old_total} case(s) {name} "
+                f"({diff.share(count):.2%}), above the limit of {limit:.2%}"
+            )
+    return GuardResult(tuple(breaches))
+
+
+def render_diff(diff: RunDiff, old: RunArtifact, new: RunArtifact) -> str:
+    """The diff as markdown."""
+    parts = ["# TorchCTS run diff", ""]
+    rows = []
+    for label, attr_name in (
+        ("run key", "run_key"),
+        ("PyTorch", "torch_version"),
+        ("TorchCTS", "torchcts_version"),
+        ("manifest digest", "manifest_digest"),
+        ("started", "started_at"),
+    ):
+        a = getattr(old.metadata, attr_name)
+        b = getattr(new.metadata, attr_name)
+        rows.append([label, md_code(a), md_code(b)])
+    rows.append(["cases", str(diff.old_total), str(diff.new_total)])
+    parts.append(table(["", "old", "new"], rows))
+    summary = [
+        ["regressions (passed before, not now)", str(len(diff.regressions))],
+        ["fixes (passing now, not before)", str(len(diff.fixes))],
+        ["other status changes", str(len(diff.changes))],
+        ["new cases", str(len(diff.new))],
+        ["vanished cases", str(len(diff.vanished))],
+    ]
+    parts += ["", "## Summary", "", table(["change", "cases"], summary)]
+    for title, items in (
+        ("Regressions", diff.regressions),
+        ("Fixes", diff.fixes),
+        ("Other status changes", diff.changes),
+    ):
+        parts += ["", f"## {title}", "", _transitions(items)]
+    for title, singles in (("New cases", diff.new), ("Vanished cases", diff.vanished)):
+        parts += ["", f"## {title}", "", _singles(singles)]
+    return "\n".join(parts) + "\n"
+
+
+def _transitions(items: list[tuple[str, Status, Status]]) -> str:
+    if not items:
+        return "None."
+    rows = [
+        [md_code(c), f"`{a.value}`", f"`{b.value}`"] for c, a, b in items[:MAX_LISTED]
+    ]
+    return table(["case", "old", "new"], rows) + _more(len(items))
+
+
+def _singles(items: list[tuple[str, Status]]) -> str:
+    if not items:
+        return "None."
+    rows = [[md_code(c), f"`{s.value}`"] for c, s in items[:MAX_LISTED]]
+    return table(["case", "status"], rows) + _more(len(items))
+
+
+def _more(count: int) -> str:
+    if count <= MAX_LISTED:
+        return ""
+    return f"\n\n{md(f'… and {count - MAX_LISTED} more, not listed.')}"

@@ -1,0 +1,167 @@
+"""Scorecard sections built from evidence: crash records, probes, diagnostics.
+
+Crash records are listed without exception: a crash is the most important thing a
+run can find, so every crashed case appears in a table, and the evidence file of each
+(runlog tail, stderr tail, repro command) is shown beneath it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from torchcts_schema import CaseRecord, Status
+
+from torchcts_report.clusters import quote
+from torchcts_report.inputs import ReportInput
+from torchcts_report.text import clean, md, md_block, md_code, table
+
+MAX_CRASH_DETAILS = 50
+PROBE_COLUMNS = ("kind", "probe", "status", "note")
+
+
+def crash_section(report: ReportInput) -> str:
+    """Every crashed case, then the detail of each crash evidence file."""
+    crashed = sorted(
+        (r for r in report.artifact.records if r.status is Status.CRASHED),
+        key=lambda r: r.case_id,
+    )
+    evidence = sorted(report.crash_evidence, key=lambda e: str(e.get("_file")))
+    parts = ["## Crash records", ""]
+    if not crashed and not evidence:
+        parts.append("No case crashed.")
+        return "\n".join(parts)
+    by_case = {str(e.get("case_id")): e for e in evidence}
+    if crashed:
+        parts.append(f"{len(crashed)} case(s) crashed.")
+        parts.append("")
+        parts.append(
+            table(
+                ["case", "kind", "signal / exit code", "detail", "evidence"],
+                [_crash_row(r, by_case.get(r.case_id)) for r in crashed],
+            )
+        )
+    known = {r.case_id for r in crashed}
+    orphans = [e for e in evidence if str(e.get("case_id")) not in known]
+    if orphans:
+        parts += [
+            "",
+            f"{len(orphans)} crash record file(s) name a case the artifact "
+            "does not record as crashed (an interrupted run, or a case rerun "
+            "since):",
+            "",
+        ]
+        parts.extend(
+            f"- {md_code(e.get('_file'))}: case {md_code(e.get('case_id'))}"
+            for e in orphans
+        )
+    for index, record in enumerate(evidence):
+        if index == MAX_CRASH_DETAILS:
+            parts += [
+                "",
+                f"Details of {len(evidence) - MAX_CRASH_DETAILS} more crash "
+                f"record(s) are in {md_code(report.run_key + '_crashes/')}.",
+            ]
+            break
+        parts += ["", _crash_detail(record)]
+    return "\n".join(parts)
+
+
+def _crash_row(record: CaseRecord, evidence: dict[str, Any] | None) -> list[str]:
+    crash = record.crash
+    if crash is None:
+        return [
+            md_code(record.case_id),
+            "(not recorded)",
+            "",
+            md(record.detail or ""),
+            md_code(evidence["_file"]) if evidence else "none",
+        ]
+    how = crash.signal or ("" if crash.exit_code is None else f"exit {crash.exit_code}")
+    where = crash.evidence or (evidence["_file"] if evidence else None)
+    return [
+        md_code(record.case_id),
+        md(crash.kind.value),
+        md(how),
+        md(crash.detail or record.detail or "", 200),
+        md_code(where) if where else "none",
+    ]
+
+
+def _crash_detail(record: dict[str, Any]) -> str:
+    lines = [f"### Crash of {md_code(record.get('case_id'))}", ""]
+    lines.append(f"- record: {md_code(record.get('_file'))}")
+    crash = record.get("crash")
+    if isinstance(crash, dict):
+        summary = ", ".join(
+            f"{k} {crash[k]}" for k in ("kind", "signal", "exit_code") if crash.get(k)
+        )
+        lines.append(f"- ended by: {md(summary or 'unknown')}")
+    repro = record.get("repro_command")
+    if isinstance(repro, list):
+        lines.append(f"- rerun: {md_code(' '.join(quote(str(a)) for a in repro), 600)}")
+    env = record.get("environment")
+    if isinstance(env, dict) and env:
+        pairs = ", ".join(f"{k}={env[k]}" for k in sorted(env))
+        lines.append(f"- environment: {md(pairs, 400)}")
+    if record.get("repro_script"):
+        lines.append("- a standalone repro script is in the record (`repro_script`)")
+    for key, title in (
+        ("runlog_tail", "Runlog tail"),
+        ("stderr_tail", "Stderr tail"),
+        ("traceback", "Traceback"),
+    ):
+        value = record.get(key)
+        if isinstance(value, list):
+            value = "\n".join(str(v) for v in value)
+        if value:
+            lines += ["", f"{title}:", "", md_block(value, max_lines=32)]
+    return "\n".join(lines)
+
+
+def probe_section(report: ReportInput) -> str:
+    """The probe table: pass/fail/total counts, then every failing probe."""
+    parts = ["## Diagnostic probes", ""]
+    counts = report.artifact.metadata.probes
+    if counts:
+        parts.append(", ".join(f"{md(k)}: {int(counts[k])}" for k in sorted(counts)))
+    else:
+        parts.append("The run recorded no probe counts.")
+    rows = sorted(report.probe_failures, key=_probe_sort_key)
+    parts.append("")
+    if rows:
+        parts.append(
+            table(
+                list(PROBE_COLUMNS),
+                [[md(row.get(c, ""), 400) for c in PROBE_COLUMNS] for row in rows],
+            )
+        )
+    else:
+        parts.append("No probe failure records were found.")
+    parts += ["", "Probe failures are diagnostic: they never change what runs."]
+    return "\n".join(parts)
+
+
+def _probe_sort_key(row: dict[str, Any]) -> tuple[str, ...]:
+    cells = tuple(clean(row.get(c, "")) for c in PROBE_COLUMNS)
+    return (*cells, json.dumps(row, sort_keys=True, default=str))
+
+
+def diagnostics_section(report: ReportInput) -> str:
+    """Run-level diagnostics and any evidence file that could not be read."""
+    parts = ["## Diagnostics", ""]
+    diagnostics = report.artifact.diagnostics
+    if diagnostics:
+        parts.extend(
+            f"- {md_code(k)}: {md_code(json.dumps(diagnostics[k], sort_keys=True, default=str), 300)}"
+            for k in sorted(diagnostics)
+        )
+    else:
+        parts.append("The artifact holds no run-level diagnostics.")
+    if report.unreadable:
+        parts += ["", "Evidence files that could not be read:", ""]
+        parts.extend(
+            f"- {md_code(name)}: {md(problem)}"
+            for name, problem in sorted(report.unreadable)
+        )
+    return "\n".join(parts)

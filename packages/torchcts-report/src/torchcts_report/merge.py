@@ -1,0 +1,230 @@
+"""Shard merge: results of one manifest and PyTorch version from several runs into one.
+
+A CI matrix or several machines each run a shard (`torchcts-run --shard I/N`). Merging
+is only meaningful when every shard ran the same manifest on the same PyTorch, and it
+must never pick one of two different results for the same case silently: both are
+errors that name what differs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import (
+    ArtifactError,
+    CaseRecord,
+    NotRunReason,
+    RunArtifact,
+    RunMetadata,
+    Status,
+    count_statuses,
+    write_history,
+)
+
+from torchcts_report.inputs import check_run_key, load_input, results_dir_of
+
+# fields that describe how a case ran, not what it found
+_INCIDENTAL = ("duration_s", "worker", "isolation", "extra")
+
+
+class MergeError(ArtifactError):
+    """Shards that cannot be one result; the message names the shard, key or case."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One input: a name to cite in errors and its loaded artifact."""
+
+    name: str
+    artifact: RunArtifact
+    results_dir: Path | None = None
+    run_key: str | None = None
+
+
+def merge_artifacts(shards: list[Shard], *, run_key: str | None = None) -> RunArtifact:
+    """One canonical artifact from `shards`, records sorted by case id."""
+    if not shards:
+        raise MergeError(None, "no shards to merge")
+    first = shards[0]
+    for shard in shards[1:]:
+        for attr_name, what in (
+            ("manifest_digest", "manifest digest"),
+            ("torch_version", "PyTorch version"),
+            ("device", "device"),
+        ):
+            a = getattr(first.artifact.metadata, attr_name)
+            b = getattr(shard.artifact.metadata, attr_name)
+            if a != b:
+                raise MergeError(
+                    shard.name, f"{what} {b!r} differs from {a!r} in {first.name}"
+                )
+    key = run_key or _common_run_key(shards)
+    merged: dict[str, tuple[CaseRecord, str]] = {}
+    for shard in shards:
+        for record in shard.artifact.records:
+            held = merged.get(record.case_id)
+            if held is None or _yields(held[0], record):
+                merged[record.case_id] = (record, shard.name)
+            elif not _yields(record, held[0]) and _result(record) != _result(held[0]):
+                raise MergeError(
+                    shard.name,
+                    f"case {record.case_id!r} is {record.status.value} here but "
+                    f"{held[0].status.value} in {held[1]} (different results)",
+                )
+    records = [merged[c][0] for c in sorted(merged)]
+    return RunArtifact.from_records(
+        _metadata(shards, key, records), records, _diagnostics(shards)
+    )
+
+
+def _yields(held: CaseRecord, other: CaseRecord) -> bool:
+    """A case left out by one shard's selection gives way to the shard that ran it."""
+    return (
+        held.status is Status.NOT_RUN
+        and held.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
+        and not (
+            other.status is Status.NOT_RUN
+            and other.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
+        )
+    )
+
+
+def _result(record: CaseRecord) -> dict[str, Any]:
+    data = record.to_dict()
+    for name in _INCIDENTAL:
+        data.pop(name, None)
+    return data
+
+
+def _common_run_key(shards: list[Shard]) -> str:
+    keys = sorted({s.artifact.metadata.run_key for s in shards})
+    if len(keys) > 1:
+        raise MergeError(
+            None, f"shards have different run keys ({', '.join(keys)}); pass --run-key"
+        )
+    return keys[0]
+
+
+def _joined(values: list[str]) -> str:
+    unique = sorted(set(values))
+    return unique[0] if len(unique) == 1 else "mixed: " + ", ".join(unique)
+
+
+def _metadata(shards: list[Shard], key: str, records: list[CaseRecord]) -> RunMetadata:
+    metas = [s.artifact.metadata for s in shards]
+    ended = [m.ended_at for m in metas]
+    probes: dict[str, int] = {}
+    for meta in metas:
+        for name, value in meta.probes.items():
+            probes[name] = probes.get(name, 0) + value
+    levels = {m.level for m in metas}
+    return RunMetadata(
+        run_key=key,
+        device=metas[0].device,
+        hardware_key=_joined([m.hardware_key for m in metas]),
+        backend=_joined([m.backend for m in metas]),
+        os=_joined([m.os for m in metas]),
+        python=_joined([m.python for m in metas]),
+        torch_version=metas[0].torch_version,
+        torchcts_version=_joined([m.torchcts_version for m in metas]),
+        manifest_digest=metas[0].manifest_digest,
+        command=_joined([m.command for m in metas]),
+        started_at=min(m.started_at for m in metas),
+        ended_at=None if None in ended else max(e for e in ended if e is not None),
+        completed_normally=all(m.completed_normally for m in metas),
+        counts=count_statuses(records),
+        level=levels.pop() if len(levels) == 1 else None,
+        options={
+            "merged_from": [
+                {
+                    "shard": s.name,
+                    "run_key": m.run_key,
+                    "hardware_key": m.hardware_key,
+                    "command": m.command,
+                    "started_at": m.started_at,
+                    "ended_at": m.ended_at,
+                    "completed_normally": m.completed_normally,
+                    "cases": len(s.artifact.records),
+                }
+                for s, m in sorted(
+                    zip(shards, metas, strict=True), key=lambda p: p[0].name
+                )
+            ]
+        },
+        probes=probes,
+    )
+
+
+def _diagnostics(shards: list[Shard]) -> dict[str, Any]:
+    """Keys all shards agree on stay as they are; conflicting ones keep every value."""
+    values: dict[str, list[tuple[str, Any]]] = {}
+    for shard in shards:
+        for name, value in shard.artifact.diagnostics.items():
+            values.setdefault(name, []).append((shard.name, value))
+    out: dict[str, Any] = {}
+    for name in sorted(values):
+        seen = values[name]
+        if all(v == seen[0][1] for _, v in seen):
+            out[name] = seen[0][1]
+        else:
+            out[name] = {
+                "by_shard": {s: v for s, v in sorted(seen, key=lambda p: p[0])}
+            }
+    return out
+
+
+def merge_paths(
+    paths: list[Path], out_dir: Path, *, run_key: str | None = None
+) -> Path:
+    """Load each shard, merge, write the canonical history in `out_dir`, copy evidence.
+
+    Returns the history file written. Crash records and probe failure files of every
+    shard are copied beside it so the merged report shows them too.
+    """
+    shards = []
+    for index, path in enumerate(paths, start=1):
+        loaded = load_input(path)
+        shards.append(
+            Shard(
+                f"shard {index} ({path.name})",
+                loaded.artifact,
+                results_dir_of(path),
+                loaded.run_key,
+            )
+        )
+    merged = merge_artifacts(shards, run_key=run_key)
+    key = merged.metadata.run_key
+    check_run_key(key, "--run-key")
+    target = write_history(out_dir, key, merged)
+    for index, shard in enumerate(shards, start=1):
+        _copy_evidence(shard, index, out_dir, key)
+    return target
+
+
+def _copy_evidence(shard: Shard, index: int, out_dir: Path, key: str) -> None:
+    if shard.results_dir is None or shard.run_key is None:
+        return
+    source = shard.results_dir
+    if source.resolve() == out_dir.resolve() and shard.run_key == key:
+        return
+    crashes = source / f"{shard.run_key}_crashes"
+    if crashes.is_dir():
+        target = out_dir / f"{key}_crashes"
+        target.mkdir(parents=True, exist_ok=True)
+        for record in sorted(crashes.glob("*.json")):
+            destination = target / record.name
+            if destination.exists() and destination.read_bytes() != record.read_bytes():
+                raise MergeError(
+                    record,
+                    f"{destination.name} differs from the copy "
+                    "already merged from another shard",
+                )
+            shutil.copyfile(record, destination)
+    pattern = f"{shard.run_key}_harness_probe_failures_*.jsonl"
+    for probe_file in sorted(source.glob(pattern)):
+        suffix = probe_file.name[len(shard.run_key) + len("_harness_probe_failures_") :]
+        name = f"{key}_harness_probe_failures_shard{index}-{suffix}"
+        shutil.copyfile(probe_file, out_dir / name)

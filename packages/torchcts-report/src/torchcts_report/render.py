@@ -1,0 +1,33 @@
+"""Writing the three report files of one run next to its artifact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchcts_schema import write_atomic
+
+from torchcts_report.html_report import render_html
+from torchcts_report.inputs import ReportInput, load_input, results_dir_of
+from torchcts_report.junit import render_junit
+from torchcts_report.scorecard import render_markdown
+
+
+def render_reports(report: ReportInput, out_dir: Path) -> list[Path]:
+    """Write ``<key>.md``, ``<key>.html`` and ``<key>.junit.xml``; return their paths."""
+    outputs = [
+        (out_dir / f"{report.run_key}.md", render_markdown(report)),
+        (out_dir / f"{report.run_key}.html", render_html(report)),
+        (out_dir / f"{report.run_key}.junit.xml", render_junit(report)),
+    ]
+    for path, text in outputs:
+        write_atomic(path, text, fsync=False)
+    return [path for path, _ in outputs]
+
+
+def render_path(
+    path: Path, *, run_key: str | None = None, out_dir: Path | None = None
+) -> list[Path]:
+    """Load what `path` designates and write its reports (beside it by default)."""
+    report = load_input(path, run_key=run_key)
+    target = path if path.is_dir() else results_dir_of(path)
+    return render_reports(report, out_dir or target)

@@ -1,0 +1,248 @@
+"""The markdown scorecard: one human report rendered from one resolved artifact.
+
+It is a summary, never a replacement for the artifact, so every number in it is
+computed from the artifact's records and every list says when it was cut short. It
+holds nothing that changes between renders (no render time), so the same artifact
+always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from torchcts_schema import (
+    EXPECTED_SOURCE_MEANINGS,
+    NEXT_FIX_MEANINGS,
+    NOT_RUN_MEANINGS,
+    STATUS_MEANINGS,
+    NotRunReason,
+    RunMetadata,
+    Status,
+)
+
+from torchcts_report.clusters import build_clusters, rerun_command
+from torchcts_report.evidence_sections import (
+    crash_section,
+    diagnostics_section,
+    probe_section,
+)
+from torchcts_report.inputs import ReportInput
+from torchcts_report.tallies import (
+    STATUSES,
+    TallyRow,
+    capability_of,
+    dtype_label,
+    level_label,
+    numeric_order,
+    source_label,
+    status_counts,
+    tally,
+)
+from torchcts_report.text import md, md_code, table
+from torchcts_report.triage import build_triage
+
+MAX_CLUSTERS = 100
+
+
+def render_markdown(report: ReportInput) -> str:
+    """The whole scorecard as markdown text ending in one newline."""
+    return "\n\n".join(text for _, text in markdown_sections(report)) + "\n"
+
+
+def markdown_sections(report: ReportInput) -> list[tuple[str, str]]:
+    """The scorecard's sections in order, named so the HTML can add to them."""
+    meta = report.artifact.metadata
+    return [
+        ("title", f"# TorchCTS scorecard: {md_code(report.run_key)}"),
+        *(("partial", text) for text in _partial_banner(report)),
+        ("run", _header(meta)),
+        ("status", _status_section(report)),
+        ("probes", probe_section(report)),
+        ("next_fix", _next_fix_section(report)),
+        ("clusters", _cluster_section(report)),
+        ("crashes", crash_section(report)),
+        ("breakdown", _breakdown_sections(report)),
+        ("not_run", _not_run_section(report)),
+        ("diagnostics", diagnostics_section(report)),
+    ]
+
+
+def _partial_banner(report: ReportInput) -> list[str]:
+    meta = report.artifact.metadata
+    if meta.completed_normally:
+        return []
+    n = len(report.artifact.records)
+    text = (
+        "> **Partial run: this run did not complete normally** (interrupted, killed, "
+        f"or still running). This report shows the {n} case record(s) it has; a "
+        "case without a record is missing, not passed."
+    )
+    if report.artifact.diagnostics.get("journal_truncated_tail"):
+        text += "\n> The journal ended in a half-written line, which was left out."
+    return [text]
+
+
+def _header(meta: RunMetadata) -> str:
+    rows = [
+        ("backend", md(meta.backend)),
+        ("device", md(meta.device)),
+        ("hardware key", md_code(meta.hardware_key)),
+        ("PyTorch", md(meta.torch_version)),
+        ("TorchCTS", md(meta.torchcts_version)),
+        ("OS", md(meta.os)),
+        ("Python", md(meta.python)),
+        ("semantic level", md(meta.level if meta.level is not None else "manifest")),
+        ("manifest digest", md_code(meta.manifest_digest)),
+        ("command", md_code(meta.command, 600)),
+        ("started", md(meta.started_at)),
+        ("ended", md(meta.ended_at or "not recorded")),
+        ("duration", md(duration_text(meta))),
+        ("completed normally", "yes" if meta.completed_normally else "**no**"),
+    ]
+    return "## Run\n\n" + table(["", ""], [[k, v] for k, v in rows])
+
+
+def duration_text(meta: RunMetadata) -> str:
+    """Wall time from the recorded start and end, or why it is unknown."""
+    if not meta.ended_at:
+        return "unknown (no end time recorded)"
+    try:
+        start = datetime.fromisoformat(meta.started_at)
+        end = datetime.fromisoformat(meta.ended_at)
+        seconds = (end - start).total_seconds()
+    except (ValueError, TypeError):
+        return "unknown (unreadable start or end time)"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{seconds:.1f}s"
+
+
+def _status_section(report: ReportInput) -> str:
+    counts = status_counts(report.artifact.records)
+    rows = [[f"`{s.value}`", str(counts[s]), md(STATUS_MEANINGS[s])] for s in STATUSES]
+    rows.append(["**total**", str(sum(counts.values())), ""])
+    return "## Status counts\n\n" + table(["status", "cases", "meaning"], rows)
+
+
+def _next_fix_section(report: ReportInput) -> str:
+    art = report.artifact
+    parts = [
+        "## Next fix",
+        "",
+        "In the order to work through them: each category invalidates or hides the "
+        "ones after it.",
+    ]
+    triage = build_triage(art.records, art.metadata, report.probe_failures)
+    for number, item in enumerate(triage, start=1):
+        extra = ""
+        if item.category.value == "configuration" and report.probe_failures:
+            extra = f" and {len(report.probe_failures)} probe failure(s)"
+        title = item.category.value.replace("_", " ")
+        parts += ["", f"### {number}. {title}: {item.count} case(s){extra}", ""]
+        parts.append(md(NEXT_FIX_MEANINGS[item.category]))
+        if item.actions:
+            parts.append("")
+        for action in item.actions:
+            line = f"- {md(action.summary, 400)}"
+            if action.example:
+                line += f" Example: {md_code(action.example)}."
+            if action.command:
+                line += f" Rerun: {md_code(action.command, 600)}"
+            parts.append(line)
+    return "\n".join(parts)
+
+
+def _cluster_section(report: ReportInput) -> str:
+    clusters = build_clusters(report.artifact.records)
+    parts = [
+        "## Failure clusters",
+        "",
+        "Crashed, failed, error and unsupported cases grouped by op family, error "
+        "signature (numbers, addresses and paths removed) and dtype, largest first.",
+        "",
+    ]
+    if not clusters:
+        parts.append("No failing cases.")
+        return "\n".join(parts)
+    rows = [
+        [
+            str(index),
+            str(c.size),
+            f"`{c.status.value}`",
+            md_code(c.family),
+            md_code(c.dtype),
+            md(c.signature),
+            md_code(c.example),
+            md_code(rerun_command(report.artifact.metadata, c.example), 600),
+        ]
+        for index, c in enumerate(clusters[:MAX_CLUSTERS], start=1)
+    ]
+    headers = [
+        "#",
+        "cases",
+        "status",
+        "op family",
+        "dtype",
+        "signature",
+        "example",
+        "rerun",
+    ]
+    parts.append(table(headers, rows))
+    rest = clusters[MAX_CLUSTERS:]
+    if rest:
+        parts += [
+            "",
+            f"{len(rest)} smaller cluster(s) with {sum(c.size for c in rest)} "
+            "case(s) are not listed here; the artifact and the JUnit XML hold "
+            "every case.",
+        ]
+    return "\n".join(parts)
+
+
+def _breakdown_sections(report: ReportInput) -> str:
+    records = report.artifact.records
+    sources = tally(records, source_label)
+    parts = ["## Counts by expected-result source", "", _tally_table("source", sources)]
+    meanings = [f"- `{s.value}`: {md(m)}" for s, m in EXPECTED_SOURCE_MEANINGS.items()]
+    parts += ["", *meanings]
+    for title, label_of, sort_key in (
+        ("capability", capability_of, None),
+        ("dtype", dtype_label, None),
+        ("semantic level", level_label, numeric_order),
+    ):
+        rows = tally(records, label_of, sort_key=sort_key)
+        parts += ["", f"## Counts by {title}", "", _tally_table(title, rows)]
+    return "\n".join(parts)
+
+
+def _tally_table(title: str, rows: list[TallyRow]) -> str:
+    if not rows:
+        return "No cases."
+    headers = [title, *(s.value for s in STATUSES), "total"]
+    body = [[md_code(r.label), *(str(n) for n in r.counts), str(r.total)] for r in rows]
+    return table(headers, body)
+
+
+def _not_run_section(report: ReportInput) -> str:
+    not_run = [r for r in report.artifact.records if r.status is Status.NOT_RUN]
+    parts = ["## Not run, by reason", ""]
+    if not not_run:
+        parts.append("Every selected case was executed.")
+        return "\n".join(parts)
+    counts: dict[str, int] = {}
+    for record in not_run:
+        reason = record.not_run_reason.value if record.not_run_reason else "(none)"
+        counts[reason] = counts.get(reason, 0) + 1
+    meanings = {r.value: m for r, m in NOT_RUN_MEANINGS.items()}
+    order = [r.value for r in NotRunReason]
+    keys = sorted(
+        counts, key=lambda k: (order.index(k) if k in order else len(order), k)
+    )
+    rows = [[f"`{k}`", str(counts[k]), md(meanings.get(k, ""))] for k in keys]
+    parts.append(table(["reason", "cases", "meaning"], rows))
+    return "\n".join(parts)

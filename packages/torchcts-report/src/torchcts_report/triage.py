@@ -1,0 +1,171 @@
+"""The "next fix" section: the seed's six categories in order, with concrete actions.
+
+The seed lists what to fix first: configuration problems invalidate every operator
+result after them, so they lead, and missing evidence comes last. Each category gets
+its count and the first few concrete actions, each naming a real case and the command
+that reruns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from torchcts_schema import (
+    NOT_RUN_MEANINGS,
+    CaseRecord,
+    NextFix,
+    RunMetadata,
+    Status,
+)
+
+from torchcts_report.clusters import error_signature, op_family, rerun_command
+from torchcts_report.clusters import normalise_message as _normalise
+from torchcts_report.tallies import next_fix_of
+
+ACTIONS_PER_CATEGORY = 3
+
+
+@dataclass(frozen=True)
+class Action:
+    """One concrete step: what to do, how many cases it covers, where to start."""
+
+    summary: str  # plain text; renderers escape it
+    count: int
+    example: str | None = None
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Triage:
+    """One next-fix category with its count and first actions."""
+
+    category: NextFix
+    count: int
+    actions: tuple[Action, ...]
+
+
+def build_triage(
+    records: Iterable[CaseRecord],
+    metadata: RunMetadata,
+    probe_failures: list[dict[str, Any]],
+) -> list[Triage]:
+    """All six categories in the seed's order, empty ones included (they say 0)."""
+    by_category: dict[NextFix, list[CaseRecord]] = {c: [] for c in NextFix}
+    for record in records:
+        category = next_fix_of(record)
+        if category is not None:
+            by_category[category].append(record)
+    out = []
+    for category in NextFix:
+        members = by_category[category]
+        actions: list[Action] = []
+        if category is NextFix.CONFIGURATION:
+            actions.extend(_probe_actions(probe_failures))
+        actions.extend(_record_actions(category, members, metadata))
+        out.append(
+            Triage(category, len(members), tuple(actions[:ACTIONS_PER_CATEGORY]))
+        )
+    return out
+
+
+def _probe_actions(probe_failures: list[dict[str, Any]]) -> list[Action]:
+    actions = []
+    for row in probe_failures:
+        what = " ".join(str(row.get(k, "")) for k in ("kind", "probe")).strip()
+        note = str(row.get("note") or row.get("error") or "")
+        actions.append(
+            Action(f"Fix the failing harness probe {what or '(unnamed)'}: {note}", 1)
+        )
+    return actions
+
+
+def _record_actions(
+    category: NextFix, records: list[CaseRecord], metadata: RunMetadata
+) -> list[Action]:
+    key_of, template = _STRATEGY[category]
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for record in records:
+        groups.setdefault(key_of(record), []).append(record.case_id)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    actions = []
+    for key, ids in ranked[:ACTIONS_PER_CATEGORY]:
+        example = min(ids)
+        command = rerun_command(metadata, example) if _reruns(category) else None
+        actions.append(Action(template(key, len(ids)), len(ids), example, command))
+    return actions
+
+
+def _reruns(category: NextFix) -> bool:
+    # not_run cases rerun only after a manifest change, so a rerun command would mislead
+    return category is not NextFix.SUPPORT_SURFACE
+
+
+def _cluster_key(record: CaseRecord) -> tuple[str, ...]:
+    return (op_family(record.op), record.dtype or "(none)", error_signature(record))
+
+
+def _not_run_key(record: CaseRecord) -> tuple[str, ...]:
+    if record.not_run_reason is not None:
+        return (record.not_run_reason.value,)
+    return (error_signature(record),)
+
+
+def _skip_key(record: CaseRecord) -> tuple[str, ...]:
+    if record.status is Status.SKIPPED:
+        return (op_family(record.op), _normalise(record.detail or "(no reason given)"))
+    return (op_family(record.op), error_signature(record))
+
+
+def _configuration(key: tuple[str, ...], n: int) -> str:
+    family, dtype, signature = key
+    return f"Check the setup behind {family} ({dtype}), {n} case(s): {signature}"
+
+
+def _correctness(key: tuple[str, ...], n: int) -> str:
+    family, dtype, signature = key
+    return f"Inspect {family} in {dtype}, {n} case(s): {signature}"
+
+
+def _implement(key: tuple[str, ...], n: int) -> str:
+    family, dtype, signature = key
+    return (
+        f"Implement {family} for {dtype} or remove it from the manifest, "
+        f"{n} case(s): {signature}"
+    )
+
+
+def _crash(key: tuple[str, ...], n: int) -> str:
+    family, dtype, signature = key
+    return (
+        f"Rerun {family} in {dtype} in isolation and keep its crash record, "
+        f"{n} case(s): {signature}"
+    )
+
+
+def _support(key: tuple[str, ...], n: int) -> str:
+    (reason,) = key
+    meaning = next((m for r, m in NOT_RUN_MEANINGS.items() if r.value == reason), "")
+    because = f"{reason} ({meaning})" if meaning else reason
+    return f"Decide whether {n} case(s) belong in the support surface: {because}"
+
+
+def _evidence(key: tuple[str, ...], n: int) -> str:
+    family, reason = key
+    return f"Find the evidence {family} lacks, {n} case(s) skipped: {reason}"
+
+
+_STRATEGY: dict[
+    NextFix,
+    tuple[
+        Callable[[CaseRecord], tuple[str, ...]], Callable[[tuple[str, ...], int], str]
+    ],
+] = {
+    NextFix.CONFIGURATION: (_cluster_key, _configuration),
+    NextFix.CORRECTNESS: (_cluster_key, _correctness),
+    NextFix.IMPLEMENT_OR_DECLARE: (_cluster_key, _implement),
+    NextFix.CRASH_EVIDENCE: (_cluster_key, _crash),
+    NextFix.SUPPORT_SURFACE: (_not_run_key, _support),
+    NextFix.MISSING_EVIDENCE: (_skip_key, _evidence),
+}
