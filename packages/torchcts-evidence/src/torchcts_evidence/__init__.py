@@ -1,3 +1,65 @@
-"""TorchCTS evidence submission: archives and verification, backend evidence store, crash candidates."""
+"""TorchCTS evidence submission: archives and their verification, the backend evidence
+store, known-crash candidates, and scrubbing of host identity from all of them.
+
+Imports only the standard library and torchcts_schema, so a maintainer can verify a
+submission on a machine without torch.
+"""
 
 __version__ = "0.1.0"
+
+from torchcts_evidence.accept import accept_packet
+from torchcts_evidence.archive import (
+    SUBMISSION_FORMAT,
+    SUBMISSION_VERSION,
+    BuiltArchive,
+    build_archive,
+    sha256_of,
+)
+from torchcts_evidence.backend_store import (
+    PackOptions,
+    build_entries,
+    pack_run,
+    write_index,
+)
+from torchcts_evidence.crash import (
+    build_packet,
+    find_crash_record,
+    wrap_repro,
+    write_packet,
+)
+from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.scrub import (
+    HostIdentity,
+    find_identity,
+    scrub_text,
+)
+from torchcts_evidence.store_check import check_store
+from torchcts_evidence.summary import format_verification
+from torchcts_evidence.verify import Limits, Verification, verify_archive
+
+__all__ = [
+    "SUBMISSION_FORMAT",
+    "SUBMISSION_VERSION",
+    "BuiltArchive",
+    "EvidenceError",
+    "HostIdentity",
+    "Limits",
+    "PackOptions",
+    "Verification",
+    "__version__",
+    "accept_packet",
+    "build_archive",
+    "build_entries",
+    "build_packet",
+    "check_store",
+    "find_crash_record",
+    "find_identity",
+    "format_verification",
+    "pack_run",
+    "scrub_text",
+    "sha256_of",
+    "verify_archive",
+    "wrap_repro",
+    "write_index",
+    "write_packet",
+]

@@ -1,0 +1,205 @@
+"""Build ``torchcts-results-<UTC stamp>.zip``: the real run artifacts, the manifest and
+``SUBMISSION.json``, byte-identical for identical inputs.
+
+Determinism: members sorted, one fixed timestamp (the run's end), fixed permissions and
+creator system, deflate at a fixed level, no comment or extra fields, and a stamp taken
+from the run rather than the clock. Host identity is scrubbed from every member except
+the manifest, whose bytes must keep the digest the run recorded (so a manifest holding
+host identity is refused instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import Manifest
+
+from torchcts_evidence import __version__
+from torchcts_evidence.collect import NOT_EXECUTED, RunFiles, collect_run, find_manifest
+from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.scrub import HostIdentity, find_identity, scrub_bytes, scrub_text
+
+SUBMISSION_FORMAT = "torchcts-submission"
+SUBMISSION_VERSION = 1
+SUBMISSION_NAME = "SUBMISSION.json"
+MANIFEST_NAME = "manifest.py"
+RESULTS_PREFIX = "results/"
+FILE_MODE = 0o100644
+UNIX = 3
+COMPRESS_LEVEL = 9
+EARLIEST_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class BuiltArchive:
+    """What `build_archive` wrote."""
+
+    path: Path
+    run_key: str
+    members: tuple[str, ...]
+    scrubbed: tuple[str, ...]
+
+
+def build_archive(
+    results_dir: Path,
+    *,
+    out_dir: Path,
+    manifest: Path | None = None,
+    run_key: str | None = None,
+    project_root: Path | None = None,
+    identity: HostIdentity | None = None,
+) -> BuiltArchive:
+    """Collect, check, scrub and zip one run; refusals raise `EvidenceError`."""
+    root = (project_root or Path.cwd()).resolve()
+    run = collect_run(results_dir, run_key)
+    chosen = find_manifest(run, manifest, (root, results_dir.resolve().parent))
+    ident = identity or HostIdentity.current(
+        roots=(root, results_dir.resolve().parent, chosen.path.resolve().parent)
+    )
+    manifest_bytes = chosen.path.read_bytes()
+    leaks = find_identity(manifest_bytes.decode("utf-8", "replace"), ident)
+    if leaks:
+        raise EvidenceError(
+            f"{chosen.path}: the manifest holds host identity ({leaks[0]}); it is "
+            "archived unchanged to keep its digest, so use relative paths and run again"
+        )
+    members: dict[str, bytes] = {MANIFEST_NAME: manifest_bytes}
+    scrubbed: list[str] = []
+    for rel in run.files:
+        name = RESULTS_PREFIX + rel.as_posix()
+        if find_identity(name, ident):
+            raise EvidenceError(f"{name}: the file name holds host identity; rename it")
+        raw = (results_dir / rel).read_bytes()
+        clean = scrub_bytes(raw, ident)
+        if clean != raw:
+            scrubbed.append(name)
+        members[name] = clean
+    submission = _submission(run, chosen, members, scrubbed, ident)
+    members[SUBMISSION_NAME] = submission
+    for name, data in members.items():
+        if name != MANIFEST_NAME and find_identity(
+            data.decode("utf-8", "replace"), ident
+        ):
+            raise EvidenceError(
+                f"{name}: host identity survived scrubbing; not written"
+            )
+    stamp = _run_stamp(run)
+    target = out_dir / f"torchcts-results-{stamp.strftime('%Y%m%dT%H%M%SZ')}.zip"
+    order = [SUBMISSION_NAME, MANIFEST_NAME, *sorted(set(members) - _FIRST)]
+    _write_zip(target, [(name, members[name]) for name in order], stamp)
+    return BuiltArchive(target, run.run_key, tuple(order), tuple(scrubbed))
+
+
+_FIRST = {SUBMISSION_NAME, MANIFEST_NAME}
+
+
+def sha256_of(data: bytes) -> str:
+    """``sha256:<hex>``, the digest form every TorchCTS file uses."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _submission(
+    run: RunFiles,
+    manifest: Manifest,
+    members: dict[str, bytes],
+    scrubbed: list[str],
+    ident: HostIdentity,
+) -> bytes:
+    meta = run.artifact.metadata
+    executed = sum(1 for r in run.artifact.results if r.status not in NOT_EXECUTED)
+    body: dict[str, Any] = {
+        "format": SUBMISSION_FORMAT,
+        "format_version": SUBMISSION_VERSION,
+        "backend": meta.backend,
+        "device": meta.device,
+        "hardware_key": meta.hardware_key,
+        "run_key": run.run_key,
+        "os": meta.os,
+        "python": meta.python,
+        "torch_version": meta.torch_version,
+        "torchcts_version": meta.torchcts_version,
+        "manifest_digest": meta.manifest_digest,
+        "manifest_backend": manifest.backend_name,
+        "command": scrub_text(meta.command, ident),
+        "completed_normally": meta.completed_normally,
+        "started_at": meta.started_at,
+        "ended_at": meta.ended_at,
+        "counts": {s: n for s, n in sorted(_counts(run).items())},
+        "executed_cases": executed,
+        "latest": _member(run.latest),
+        "canonical_artifact": _member(run.canonical),
+        "scrubbed": sorted(scrubbed),
+        "archived_by": f"torchcts-evidence {__version__}",
+        "files": {
+            name: {"sha256": sha256_of(data), "bytes": len(data)}
+            for name, data in sorted(members.items())
+        },
+    }
+    text = json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return scrub_text(text, ident).encode("utf-8")
+
+
+def _counts(run: RunFiles) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in run.artifact.records:
+        counts[record.status.value] = counts.get(record.status.value, 0) + 1
+    return counts
+
+
+def _member(path: Path | None) -> str | None:
+    return None if path is None else RESULTS_PREFIX + path.as_posix()
+
+
+def _run_stamp(run: RunFiles) -> datetime:
+    meta = run.artifact.metadata
+    for value in (meta.ended_at, meta.started_at):
+        if not value:
+            continue
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            continue
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    if run.canonical is not None:
+        try:
+            return datetime.strptime(run.canonical.stem[:16], "%Y%m%dT%H%M%SZ").replace(
+                tzinfo=UTC
+            )
+        except ValueError:
+            pass
+    raise EvidenceError(
+        f"{run.results_dir}: the run records no usable start or end time "
+        f"(started_at={meta.started_at!r}); cannot name the archive from the run"
+    )
+
+
+def _write_zip(target: Path, members: list[tuple[str, bytes]], stamp: datetime) -> None:
+    date_time = max(EARLIEST_ZIP_TIME, stamp.timetuple()[:6])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with (
+            os.fdopen(fd, "wb") as fh,
+            zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf,
+        ):
+            for name, data in members:
+                info = zipfile.ZipInfo(name, date_time=date_time)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.create_system = UNIX
+                info.external_attr = FILE_MODE << 16
+                zf.writestr(info, data, compresslevel=COMPRESS_LEVEL)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

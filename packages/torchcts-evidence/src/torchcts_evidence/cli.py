@@ -1,0 +1,170 @@
+"""``torchcts-evidence``: archive, verify, backend-pack, crash-candidate.
+
+Every refusal prints one line naming the file and the reason and exits 1; usage errors
+exit 2 (argparse). No traceback reaches the user for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from torchcts_schema import ArtifactError
+
+from torchcts_evidence.accept import accept_packet
+from torchcts_evidence.archive import build_archive
+from torchcts_evidence.backend_store import PackOptions, pack_run, write_index
+from torchcts_evidence.crash import build_packet, write_packet
+from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.scrub import HostIdentity
+from torchcts_evidence.store_check import check_store
+from torchcts_evidence.summary import format_verification
+from torchcts_evidence.verify import verify_archive
+
+DEFAULT_STORE = Path("evidence/backends")
+DEFAULT_LEDGER = Path("known_segfaults.json")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (EvidenceError, ArtifactError) as exc:
+        print(f"torchcts-evidence {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _archive(args: argparse.Namespace) -> int:
+    built = build_archive(
+        args.results_dir,
+        out_dir=args.out,
+        manifest=args.manifest,
+        run_key=args.run_key,
+    )
+    print(f"wrote {built.path} ({len(built.members)} files, run {built.run_key})")
+    if built.scrubbed:
+        print(f"host identity scrubbed from {len(built.scrubbed)} file(s)")
+    print(f"check it with: torchcts-evidence verify {built.path}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    result = verify_archive(args.archive)
+    print(format_verification(result))
+    return 0 if result.ok else 1
+
+
+def _backend_pack(args: argparse.Namespace) -> int:
+    if args.reindex:
+        print(f"rebuilt {write_index(args.store)}")
+        return 0
+    if args.check:
+        problems = check_store(args.store)
+        for problem in problems:
+            print(problem)
+        print(
+            f"{args.store}: {'OK' if not problems else f'{len(problems)} problem(s)'}"
+        )
+        return 1 if problems else 0
+    if args.result is None:
+        raise EvidenceError("backend-pack needs a RESULT (or --check / --reindex)")
+    options = PackOptions(
+        backend_gate=args.gate,
+        command_intent=args.intent,
+        modifications=tuple(args.modification),
+        surfaces=tuple(args.surface),
+    )
+    identity = HostIdentity.current(roots=(Path.cwd(),))
+    target, count = pack_run(args.result, args.store, options, identity)
+    print(f"appended {count} entr{'y' if count == 1 else 'ies'} to {target}")
+    return 0
+
+
+def _crash_candidate(args: argparse.Namespace) -> int:
+    identity = HostIdentity.current(roots=(Path.cwd(), args.results.resolve().parent))
+    if args.accept is not None:
+        overrides = {
+            "id": args.id,
+            "reason": args.reason,
+            "owner": args.owner,
+            "review_after": args.review_after,
+            "repro": args.repro,
+        }
+        rule = accept_packet(args.accept, args.ledger, overrides, identity)
+        print(f"added rule {rule.id!r} to {args.ledger}")
+        return 0
+    if args.case is None:
+        raise EvidenceError(
+            "crash-candidate needs a CASE (case id or node id) or --accept"
+        )
+    packet = build_packet(args.results, args.case, identity, run_key=args.run_key)
+    target, repro = write_packet(packet, args.out)
+    print(f"wrote {target}")
+    if repro is not None:
+        print(f"wrote {repro} (standalone: python {repro.name})")
+    else:
+        print(
+            "the crash record has no standalone repro script; the packet keeps "
+            "the repro command"
+        )
+    print(
+        "review the packet's proposed_rule (reason, owner, review_after), then send "
+        "it; a maintainer adds it with: torchcts-evidence crash-candidate --accept "
+        f"{target.name}"
+    )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchcts-evidence",
+        description="Submission archives, backend evidence, known-crash candidates.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("archive", help="zip the real run artifacts for submission")
+    p.add_argument("results_dir", nargs="?", type=Path, default=Path("results"))
+    p.add_argument("--manifest", type=Path, help="the manifest the run used")
+    p.add_argument("--run-key", help="which run, when the directory holds several")
+    p.add_argument("--out", type=Path, default=Path("."), help="where the zip goes")
+    p.set_defaults(func=_archive)
+
+    p = sub.add_parser("verify", help="check a received archive (executes nothing)")
+    p.add_argument("archive", type=Path)
+    p.set_defaults(func=_verify)
+
+    p = sub.add_parser("backend-pack", help="append a run to evidence/backends/")
+    p.add_argument("result", nargs="?", type=Path, help="results dir or artifact")
+    p.add_argument("--store", type=Path, default=DEFAULT_STORE)
+    p.add_argument("--gate", help="backend gate, e.g. 'mps:macos>=15' (path-free)")
+    p.add_argument("--intent", help="what the command was meant to establish")
+    p.add_argument("--modification", action="append", default=[],
+                   help="runtime modification label (repeatable)")  # fmt: skip
+    p.add_argument("--surface", action="append", default=[],
+                   help="keep only surfaces matching this glob (repeatable)")  # fmt: skip
+    p.add_argument("--check", action="store_true", help="verify the store and exit")
+    p.add_argument("--reindex", action="store_true", help="rebuild index.json")
+    p.set_defaults(func=_backend_pack)
+
+    p = sub.add_parser("crash-candidate", help="known-segfault candidate packet")
+    p.add_argument("case", nargs="?", help="case id or pytest node id")
+    p.add_argument("--results", type=Path, default=Path("results"))
+    p.add_argument("--run-key")
+    p.add_argument("--out", type=Path, default=Path("."))
+    p.add_argument("--accept", type=Path, metavar="PACKET",
+                   help="add a reviewed packet's rule to the ledger")  # fmt: skip
+    p.add_argument("--ledger", type=Path, default=DEFAULT_LEDGER)
+    p.add_argument("--id")
+    p.add_argument("--reason")
+    p.add_argument("--owner")
+    p.add_argument("--review-after")
+    p.add_argument("--repro")
+    p.set_defaults(func=_crash_candidate)
+    return parser
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,200 @@
+"""Choose what a submission holds: one run's files and the manifest that produced it.
+
+The run is read through `torchcts_schema.load_result`; the manifest is found from the
+explicit path, the run's own command, ``manifests/<device>.py`` or a digest match, and
+must have the digest the run recorded. Refusals say exactly why.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchcts_schema import (
+    ArtifactError,
+    Manifest,
+    RunArtifact,
+    Status,
+    find_latest,
+    journal_path,
+    latest_path,
+    load_manifest,
+    load_result,
+    manifest_digest,
+    read_manifest_file,
+    resolve_reference,
+    run_keys,
+)
+
+from torchcts_evidence.errors import EvidenceError
+
+NOT_EXECUTED = frozenset({Status.NOT_RUN, Status.SKIPPED})
+# per run key, file name patterns (relative to the results dir) that belong to the run
+RUN_GLOBS = (
+    "{key}_latest.json",
+    "{key}_journal.jsonl",
+    "{key}.md",
+    "{key}.html",
+    "{key}.junit.xml",
+    "{key}_runlog*",
+    "{key}_harness_probe_failures_*.jsonl",
+    "{key}_opinfo_oracle_failures_*.jsonl",
+    "{key}_adaptive_isolation.json",
+)
+RUN_TREES = ("{key}_crashes", "coverage")
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """One run in a results directory: its key, artifact and member files."""
+
+    results_dir: Path
+    run_key: str
+    artifact: RunArtifact
+    files: tuple[Path, ...]  # relative to results_dir, sorted
+    latest: Path | None  # relative
+    canonical: Path | None  # relative; None when latest is a snapshot or absent
+
+
+def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
+    """The files of the run in `results_dir`; refuses an empty or unexecuted run."""
+    if not results_dir.is_dir():
+        raise EvidenceError(f"{results_dir}: not a directory")
+    if not any(p.name != "README.md" for p in results_dir.iterdir()):
+        raise EvidenceError(
+            f"{results_dir}: empty results directory; run TorchCTS first"
+        )
+    if run_key is None:
+        keys = sorted(run_keys(results_dir))
+        if len(keys) > 1:
+            raise EvidenceError(
+                f"{results_dir}: several runs ({', '.join(keys)}); pick one with --run-key"
+            )
+    try:
+        source = find_latest(results_dir, run_key=run_key)
+        artifact = load_result(source)
+    except ArtifactError as exc:
+        raise EvidenceError(str(exc)) from None
+    key = source.name.removesuffix("_latest.json").removesuffix("_journal.jsonl")
+    executed = [r for r in artifact.results if r.status not in NOT_EXECUTED]
+    if not executed:
+        raise EvidenceError(
+            f"{source}: the run executed no case ({len(artifact.records)} records, all "
+            "not_run or skipped); fix the manifest or selection and run again"
+        )
+    latest = latest_path(results_dir, key)
+    canonical: Path | None = None
+    if latest.exists():
+        target = resolve_reference(latest)
+        if target != latest:
+            canonical = target.resolve().relative_to(results_dir.resolve())
+    files = _run_members(results_dir, key)
+    if canonical is not None:
+        files.add(canonical)
+    return RunFiles(
+        results_dir=results_dir,
+        run_key=key,
+        artifact=artifact,
+        files=tuple(sorted(files, key=lambda p: p.as_posix())),
+        latest=latest.relative_to(results_dir) if latest.exists() else None,
+        canonical=canonical,
+    )
+
+
+def _run_members(results_dir: Path, key: str) -> set[Path]:
+    found: set[Path] = set()
+    for pattern in RUN_GLOBS:
+        for path in results_dir.glob(pattern.format(key=key)):
+            if path.is_file() and not path.is_symlink():
+                found.add(path.relative_to(results_dir))
+    for tree in RUN_TREES:
+        root = results_dir / tree.format(key=key)
+        if root.is_dir() and not root.is_symlink():
+            for path in root.rglob("*"):
+                if path.is_file() and not path.is_symlink():
+                    found.add(path.relative_to(results_dir))
+    if not journal_path(results_dir, key).exists():
+        found.discard(Path(f"{key}_journal.jsonl"))
+    return {p for p in found if not any(part.startswith(".") for part in p.parts)}
+
+
+def find_manifest(
+    run: RunFiles, explicit: Path | None, search_roots: tuple[Path, ...]
+) -> Manifest:
+    """The manifest with the run's digest: explicit, from the command, or by device."""
+    meta = run.artifact.metadata
+    want = meta.manifest_digest
+    if explicit is not None:
+        candidates = [explicit]
+    else:
+        candidates = [
+            *(root / p for root in search_roots for p in _manifest_args(meta.command)),
+            *(root / "manifests" / f"{meta.device}.py" for root in search_roots),
+            *(
+                p
+                for root in search_roots
+                for p in sorted((root / "manifests").glob("*.py"))
+            ),
+        ]
+    tried: list[str] = []
+    for path in dict.fromkeys(candidates):
+        if not path.is_file():
+            continue
+        digest = manifest_digest(path)
+        if digest == want:
+            try:
+                manifest = load_manifest(path)
+            except ArtifactError as exc:
+                raise EvidenceError(str(exc)) from None
+            _refuse_template(manifest)
+            return manifest
+        tried.append(f"{path} ({digest[:19]}...)")
+    if explicit is not None and not explicit.is_file():
+        raise EvidenceError(f"{explicit}: manifest not found")
+    raise EvidenceError(
+        f"no manifest matches the run's digest {want}"
+        + (f"; tried {', '.join(tried)}" if tried else "")
+        + "; pass the manifest the run used with --manifest (it must be unchanged)"
+    )
+
+
+def _manifest_args(command: str) -> list[Path]:
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    found: list[Path] = []
+    for index, arg in enumerate(argv):
+        if arg == "--manifest" and index + 1 < len(argv):
+            found.append(Path(argv[index + 1]))
+        elif arg.startswith("--manifest="):
+            found.append(Path(arg.split("=", 1)[1]))
+    return found
+
+
+def _refuse_template(manifest: Manifest) -> None:
+    if manifest.template:
+        raise EvidenceError(
+            f"{manifest.path}: unedited template manifest (TEMPLATE = True); edit it "
+            "for your backend, delete the TEMPLATE line, run again, then archive"
+        )
+    mine = _without_template(manifest.path)
+    for other in sorted(manifest.path.parent.glob("*.py")):
+        if other.resolve() == manifest.path.resolve():
+            continue
+        try:
+            raw = read_manifest_file(other)
+        except ArtifactError:
+            continue
+        if raw.get("TEMPLATE") is True and _without_template(other) == mine:
+            raise EvidenceError(
+                f"{manifest.path}: identical to the template {other.name} apart from "
+                "the TEMPLATE line; describe your backend in it and run again"
+            )
+
+
+def _without_template(path: Path) -> dict[str, object]:
+    raw = read_manifest_file(path)
+    raw.pop("TEMPLATE", None)
+    return raw

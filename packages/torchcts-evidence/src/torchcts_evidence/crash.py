@@ -1,0 +1,215 @@
+"""Known-segfault candidate packets, built from the runner's crash records.
+
+A packet holds what the results page asks a submitter to send (backend, hardware key,
+OS, versions, exact command, node id or surface, signal or exit code, runlog tail, the
+latest artifact, a standalone repro) plus a proposed ledger rule the maintainer reviews
+and then accepts with ``--accept``. Everything is scrubbed of host identity.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import (
+    ArtifactError,
+    CaseRecord,
+    case_id_for_node,
+    encode_artifact,
+    load_result,
+    slug,
+    split_case_id,
+    write_atomic,
+)
+
+from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.scrub import HostIdentity, scrub_text
+
+PACKET_FORMAT = "torchcts-crash-candidate"
+PACKET_VERSION = 1
+RUNLOG_TAIL_LINES = 32
+_FUTURE = re.compile(r"^from __future__ import .*$", re.MULTILINE)
+
+
+def find_crash_record(
+    results_dir: Path, case: str, run_key: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The run key and crash record of `case` (a case id or a pytest node id)."""
+    case_id = case_id_for_node(case) or case
+    matches: list[tuple[str, dict[str, Any]]] = []
+    pattern = f"{run_key}_crashes/*.json" if run_key else "*_crashes/*.json"
+    for path in sorted(results_dir.glob(pattern)):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise EvidenceError(f"{path}: unreadable crash record ({exc})") from None
+        if not isinstance(record, dict):
+            raise EvidenceError(f"{path}: crash record is not a JSON object")
+        if case_id in (
+            record.get("case_id"),
+            case_id_for_node(str(record.get("node_id"))),
+        ):
+            key = path.parent.name.removesuffix("_crashes")
+            matches.append((key, record))
+    if not matches:
+        raise EvidenceError(
+            f"{results_dir}: no crash record for {case_id!r} in *_crashes/; only a case "
+            "that crashed (signal, timeout, hang) has one"
+        )
+    if len(matches) > 1:
+        keys = ", ".join(k for k, _ in matches)
+        raise EvidenceError(
+            f"{case_id!r} crashed in several runs ({keys}); pass --run-key"
+        )
+    return matches[0]
+
+
+def build_packet(
+    results_dir: Path, case: str, identity: HostIdentity, run_key: str | None = None
+) -> dict[str, Any]:
+    """The candidate packet for `case`, scrubbed, with a proposed rule to review."""
+    key, record = find_crash_record(results_dir, case, run_key)
+    case_id = str(record["case_id"])
+    env = record.get("environment") or {}
+    crash = record.get("crash") or {}
+    artifact_json: Any = None
+    case_record: CaseRecord | None = None
+    command = ""
+    try:
+        artifact = load_result(results_dir, run_key=key)
+    except ArtifactError:
+        artifact = None
+    if artifact is not None:
+        artifact_json = json.loads(encode_artifact(artifact))
+        command = artifact.metadata.command
+        case_record = next((r for r in artifact.records if r.case_id == case_id), None)
+        env = {
+            **_env_from(artifact.metadata.to_dict()),
+            **{k: v for k, v in env.items() if v is not None},
+        }
+    surfaces = case_record.extra.get("surfaces") if case_record else None
+    runlog = record.get("runlog_tail") or []
+    script = record.get("repro_script")
+    packet: dict[str, Any] = {
+        "format": PACKET_FORMAT,
+        "format_version": PACKET_VERSION,
+        "case_id": case_id,
+        "node_id": record.get("node_id"),
+        "surfaces": surfaces if isinstance(surfaces, list) else [],
+        "run_key": key,
+        "backend": env.get("backend"),
+        "device": env.get("device"),
+        "hardware_key": env.get("hardware_key"),
+        "os": env.get("os"),
+        "python": env.get("python"),
+        "torch_version": env.get("torch_version"),
+        "torchcts_version": env.get("torchcts_version"),
+        "command": command,
+        "repro_command": _join(record.get("repro_command")),
+        "crash": crash,
+        "runlog_tail": [str(line) for line in runlog][-RUNLOG_TAIL_LINES:],
+        "stderr_tail": record.get("stderr_tail"),
+        "traceback": record.get("traceback"),
+        "case_record": case_record.to_dict() if case_record else None,
+        "latest_artifact": artifact_json,
+        "repro_script": wrap_repro(script, case_id, env, crash) if script else None,
+        "proposed_rule": _proposed_rule(case_id, env, crash),
+    }
+    return json.loads(scrub_text(json.dumps(packet), identity))  # type: ignore[no-any-return]
+
+
+def write_packet(packet: dict[str, Any], out_dir: Path) -> tuple[Path, Path | None]:
+    """``crash-candidate-<case>.json`` and, when there is one, ``.py`` beside it."""
+    stem = "crash-candidate-" + slug(packet["case_id"])
+    target = out_dir / f"{stem}.json"
+    repro: Path | None = None
+    if packet.get("repro_script"):
+        repro = out_dir / f"{stem}.py"
+        packet = {
+            **packet,
+            "proposed_rule": {**packet["proposed_rule"], "repro": repro.name},
+        }
+        write_atomic(repro, packet["repro_script"])
+    write_atomic(target, json.dumps(packet, indent=1, sort_keys=True) + "\n")
+    return target, repro
+
+
+def wrap_repro(
+    script: str, case_id: str, env: dict[str, Any], crash: dict[str, Any]
+) -> str:
+    """The runner's repro source, made a self-describing script that runs alone."""
+    futures = _FUTURE.findall(script)
+    body = _FUTURE.sub("", script).strip("\n")
+    expected = crash.get("signal") or crash.get("kind") or "a crash"
+    header = [
+        "#!/usr/bin/env python3",
+        f'"""Known-crash candidate repro: {case_id}',
+        "",
+        f"Backend {env.get('backend')} on {env.get('hardware_key')}, PyTorch "
+        f"{env.get('torch_version')}. Expected: {expected}.",
+        "Imports torch and the backend only, never TorchCTS. Run: python <this file>.",
+        "Exit status 0 means the crash did not reproduce here.",
+        '"""',
+        *futures,
+        "import faulthandler",
+        "",
+        "faulthandler.enable()  # a native crash still prints where it happened",
+        "",
+        "# ---- repro from the TorchCTS crash record ----",
+    ]
+    footer = [
+        "# ---- end of repro ----",
+        'print("torchcts repro: finished without crashing")',
+    ]
+    return "\n".join([*header, body, *footer]) + "\n"
+
+
+def _proposed_rule(
+    case_id: str, env: dict[str, Any], crash: dict[str, Any]
+) -> dict[str, Any]:
+    try:
+        _suite, _op, _variant, dtype, _sample = split_case_id(case_id)
+    except ValueError:
+        dtype = None
+    signal = crash.get("signal") or crash.get("kind") or "unknown"
+    backend = str(env.get("backend") or env.get("device") or "unknown")
+    constraints: dict[str, Any] = {"torch": torch_family(env.get("torch_version"))}
+    if dtype:
+        constraints["dtype"] = dtype
+    if env.get("hardware_key"):
+        constraints["hardware_key"] = env["hardware_key"]
+    return {
+        "id": slug(f"{backend}-{case_id}-{signal}"),
+        "backend": backend,
+        "match": {"node_id": "torchcts::" + case_id},
+        "constraints": constraints,
+        "expected_signal": signal,
+        "reason": "",
+        "owner": "",
+        "repro": "",
+        "review_after": "",
+    }
+
+
+def torch_family(version: Any) -> str | None:
+    """``2.13.0+cpu`` -> ``>=2.13,<2.14``: rules match a minor release family."""
+    found = re.match(r"(\d+)\.(\d+)", str(version or ""))
+    if not found:
+        return None
+    major, minor = int(found.group(1)), int(found.group(2))
+    return f">={major}.{minor},<{major}.{minor + 1}"
+
+
+def _env_from(meta: dict[str, Any]) -> dict[str, Any]:
+    keys = ("os", "python", "torch_version", "torchcts_version", "backend",
+            "hardware_key", "device")  # fmt: skip
+    return {k: meta.get(k) for k in keys}
+
+
+def _join(argv: Any) -> str | None:
+    if isinstance(argv, list):
+        return shlex.join(str(a) for a in argv)
+    return str(argv) if argv else None
