@@ -1,0 +1,77 @@
+"""Small entries the isolation tests run in child interpreters (no torch needed)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+
+def echo(payload: dict[str, Any]) -> dict[str, Any]:
+    """Return the payload, after writing to both streams."""
+    print("out:" + str(payload.get("tag")))
+    print("err:" + str(payload.get("tag")), file=sys.stderr)
+    return {"echo": payload, "pid": os.getpid()}
+
+
+def raises(payload: dict[str, Any]) -> dict[str, Any]:
+    """Raise a Python exception."""
+    raise ValueError("boom " + str(payload.get("tag")))
+
+
+def segfault(payload: dict[str, Any]) -> dict[str, Any]:
+    """Read address zero."""
+    ctypes.string_at(0)
+    return {}
+
+
+def abort(payload: dict[str, Any]) -> dict[str, Any]:
+    """abort(3): SIGABRT, as a failed C++ assertion would."""
+    os.abort()
+
+
+def native_hang(payload: dict[str, Any]) -> dict[str, Any]:
+    """Sleep in C while holding the GIL (PyDLL keeps it), so no Python thread runs."""
+    ctypes.PyDLL(None).sleep(int(payload.get("seconds", 60)))
+    return {}
+
+
+def released_sleep(payload: dict[str, Any]) -> dict[str, Any]:
+    """Sleep with the GIL released: slow, but the heartbeat keeps going."""
+    time.sleep(float(payload.get("seconds", 60)))
+    return {"slept": True}
+
+
+def blow_memory(payload: dict[str, Any]) -> dict[str, Any]:
+    """Allocate far more than the memory limit."""
+    hoard = [bytearray(64 * 1024 * 1024) for _ in range(200)]
+    return {"n": len(hoard)}
+
+
+def exit_mid_case(payload: dict[str, Any]) -> dict[str, Any]:
+    """Leave the interpreter without unwinding, as os._exit in a backend would."""
+    print("about to exit", flush=True)
+    os._exit(int(payload.get("code", 3)))
+
+
+def grandchild(payload: dict[str, Any]) -> dict[str, Any]:
+    """Start a long-lived grandchild, record its pid, then end as asked."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    with open(payload["pid_file"], "w", encoding="utf-8") as fh:
+        fh.write(str(proc.pid))
+    if payload.get("then") == "segfault":
+        ctypes.string_at(0)
+    if payload.get("then") == "fork_and_segfault":
+        if os.fork() == 0:  # a forked grandchild keeps every inherited pipe open
+            time.sleep(120)
+            os._exit(0)
+        ctypes.string_at(0)
+    return {"grandchild": proc.pid}
+
+
+def not_a_dict(payload: dict[str, Any]) -> Any:
+    """Return something that is not a JSON object."""
+    return [1, 2, 3]

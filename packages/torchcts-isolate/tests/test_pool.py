@@ -1,0 +1,102 @@
+"""The warm pool: children reused while healthy, replaced when lost, never leaked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from torchcts_isolate import WarmPool
+
+
+def test_healthy_child_is_reused(entry_env: dict[str, str]) -> None:
+    """Successive cases run in the same warm child."""
+    with WarmPool("isolate_entries:echo", env=entry_env) as pool:
+        first = pool.run({"tag": 1}, timeout_s=20, heartbeat_s=10)
+        second = pool.run({"tag": 2}, timeout_s=20, heartbeat_s=10)
+    assert first.result is not None and second.result is not None
+    assert first.result["pid"] == second.result["pid"]
+    assert (first.stdout_tail, second.stdout_tail) == ("out:1\n", "out:2\n")
+
+
+def test_crashed_child_is_replaced(
+    entry_env: dict[str, str], gone: Callable[[int], bool]
+) -> None:
+    """After a segfault the pool holds a new child and the next case runs there."""
+    with WarmPool("isolate_entries:segfault", env=entry_env, size=2) as pool:
+        before = pool.pids()
+        outcome = pool.run({}, timeout_s=20, heartbeat_s=10)
+        after = pool.pids()
+        assert outcome.signal == "SIGSEGV"
+        assert len(after) == 2 and pool.replaced == 1
+        assert len(set(after) - set(before)) == 1
+        assert gone(next(iter(set(before) - set(after))))
+        again = pool.run({}, timeout_s=20, heartbeat_s=10)
+        assert again.signal == "SIGSEGV" and pool.replaced == 2
+
+
+def test_hung_child_is_replaced_and_next_case_runs(entry_env: dict[str, str]) -> None:
+    """A hang in one case does not poison the next one."""
+    with WarmPool("isolate_entries:native_hang", env=entry_env) as pool:
+        hung = pool.run({"seconds": 60}, timeout_s=30, heartbeat_s=1)
+        assert hung.hung and pool.replaced == 1
+        quick = pool.run({"seconds": 0}, timeout_s=30, heartbeat_s=1)
+        assert quick.result == {}
+
+
+def test_recycle_after_retires_healthy_children(entry_env: dict[str, str]) -> None:
+    """recycle_after=N starts a new child after N cases without counting a loss."""
+    with WarmPool("isolate_entries:echo", env=entry_env, recycle_after=2) as pool:
+        results = [pool.run({}, timeout_s=20, heartbeat_s=10).result for _ in range(3)]
+        assert pool.replaced == 0
+    first, second, third = (r["pid"] if r else None for r in results)
+    assert first == second and third not in (first, None)
+
+
+def test_import_failure_is_reported_per_case(entry_env: dict[str, str]) -> None:
+    """A child that cannot import the entry yields an honest outcome, not a hang."""
+    with WarmPool("isolate_entries:missing_function", env=entry_env) as pool:
+        outcome = pool.run({}, timeout_s=20, heartbeat_s=10)
+    assert outcome.result is None
+    assert outcome.exception is not None and "AttributeError" in outcome.exception
+
+
+def test_close_leaves_no_children(
+    entry_env: dict[str, str], gone: Callable[[int], bool]
+) -> None:
+    """close() ends and reaps every child; a second close is harmless."""
+    pool = WarmPool("isolate_entries:echo", env=entry_env, size=3)
+    pids = pool.pids()
+    pool.run({}, timeout_s=20, heartbeat_s=10)
+    pool.close()
+    pool.close()
+    assert all(gone(pid) for pid in pids)
+
+
+def test_children_exit_when_parent_dies(
+    entry_env: dict[str, str], tmp_path: Path, gone: Callable[[int], bool]
+) -> None:
+    """A parent killed without cleanup leaves no children behind."""
+    script = textwrap.dedent(
+        """
+        import json, os, sys
+        from torchcts_isolate import WarmPool
+        pool = WarmPool("isolate_entries:echo", size=2, env=json.loads(sys.argv[1]))
+        pool.run({}, timeout_s=20, heartbeat_s=10)
+        print(json.dumps(pool.pids()), flush=True)
+        os._exit(0)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(entry_env)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    pids = json.loads(done.stdout)
+    assert len(pids) == 2
+    assert all(gone(pid) for pid in pids)
