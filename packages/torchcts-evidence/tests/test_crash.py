@@ -1,0 +1,138 @@
+"""Known-segfault candidates: packets, standalone repro scripts, and acceptance."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from torchcts_evidence import (
+    EvidenceError,
+    HostIdentity,
+    accept_packet,
+    build_packet,
+    write_packet,
+)
+from torchcts_schema import load_known_crash_rules
+
+from .builders import CRASH_CASE, make_project, write_crash_record
+
+IDENT = HostIdentity(host_names=("planted-host-q7x",), user_names=("planted-user-q7x",))
+REVIEW = {"reason": "segfault in mul kernel", "owner": "simdev team",
+          "review_after": "2027-03-01"}  # fmt: skip
+
+
+def _packet(tmp_path: Path, **kw: object) -> tuple[Path, Path | None]:
+    project = make_project(tmp_path / "p", **kw)  # type: ignore[arg-type]
+    packet = build_packet(project.results, CRASH_CASE, IDENT)
+    return write_packet(packet, tmp_path / "out")
+
+
+def test_packet_holds_what_the_results_page_asks_for(tmp_path: Path) -> None:
+    """Backend, hardware, OS, versions, command, node id, signal, runlog, artifact."""
+    path, _ = _packet(tmp_path)
+    packet = json.loads(path.read_text())
+    assert packet["backend"] == "simdev"
+    assert packet["hardware_key"] == "x86-64-2cpu-24gb"
+    assert packet["os"] == "Linux-6.1-x86_64"
+    assert packet["torch_version"] == "2.13.0+cpu"
+    assert packet["torchcts_version"] == "0.1.0"
+    assert packet["command"] == "torchcts-run --manifest manifests/simdev.py"
+    assert packet["node_id"] == "torchcts::" + CRASH_CASE
+    assert packet["crash"]["signal"] == "SIGSEGV"
+    assert packet["runlog_tail"][0] == f"start {CRASH_CASE}"
+    assert packet["latest_artifact"]["format"] == "torchcts-result"
+    assert packet["case_record"]["status"] == "crashed"
+    rule = packet["proposed_rule"]
+    assert rule["match"] == {"node_id": "torchcts::" + CRASH_CASE}
+    assert rule["constraints"]["torch"] == ">=2.13,<2.14"
+    assert rule["expected_signal"] == "SIGSEGV"
+
+
+def test_node_id_finds_the_same_record(tmp_path: Path) -> None:
+    """The case may be named by its pytest node id."""
+    project = make_project(tmp_path / "p")
+    packet = build_packet(project.results, "torchcts::" + CRASH_CASE, IDENT)
+    assert packet["case_id"] == CRASH_CASE
+
+
+def test_case_without_crash_record_is_refused(tmp_path: Path) -> None:
+    """A case that did not crash has no record, and the error says so."""
+    project = make_project(tmp_path / "p")
+    with pytest.raises(EvidenceError, match="no crash record"):
+        build_packet(project.results, "opinfo/add/forward/float32/0", IDENT)
+
+
+def test_repro_script_crashes_when_run_alone(tmp_path: Path) -> None:
+    """The wrapped repro runs in a bare interpreter and dies with the recorded signal."""
+    _, repro = _packet(tmp_path)
+    assert repro is not None
+    source = repro.read_text()
+    assert not re.search(r"^\s*(import|from)\s+torchcts", source, re.MULTILINE)
+    done = subprocess.run(
+        [sys.executable, "-I", repro.name], cwd=repro.parent, capture_output=True
+    )
+    assert done.returncode == -signal.SIGSEGV
+
+
+def test_future_imports_are_hoisted(tmp_path: Path) -> None:
+    """A repro with a __future__ import still compiles after wrapping."""
+    project = make_project(tmp_path / "p")
+    write_crash_record(
+        project.results, script="from __future__ import annotations\nx: int = 1\n"
+    )
+    _, repro = write_packet(build_packet(project.results, CRASH_CASE, IDENT), tmp_path)
+    assert repro is not None
+    done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True)
+    assert done.returncode == 0 and "without crashing" in done.stdout
+
+
+def test_packet_is_scrubbed(tmp_path: Path) -> None:
+    """Planted identity in stderr and the runlog does not reach the packet."""
+    path, _ = _packet(tmp_path, message="on planted-host-q7x as planted-user-q7x")
+    assert "planted" not in path.read_text()
+
+
+def test_accept_adds_a_validated_rule(tmp_path: Path) -> None:
+    """A reviewed packet becomes a rule the schema's loader reads back."""
+    path, _ = _packet(tmp_path)
+    ledger = tmp_path / "known_segfaults.json"
+    rule = accept_packet(path, ledger, REVIEW, IDENT)
+    rules = load_known_crash_rules(ledger)
+    assert [r.id for r in rules] == [rule.id]
+    assert rules[0].node_id == "torchcts::" + CRASH_CASE
+    assert rules[0].repro.endswith(".py")
+    assert rules[0].matches(case_id=CRASH_CASE, torch_version="2.13.1")
+
+
+def test_accept_refuses_an_unreviewed_packet(tmp_path: Path) -> None:
+    """Without reason, owner and review date the packet is not accepted."""
+    path, _ = _packet(tmp_path)
+    with pytest.raises(EvidenceError, match="not reviewed yet"):
+        accept_packet(path, tmp_path / "ledger.json", {}, IDENT)
+
+
+def test_accept_refuses_duplicate_ids(tmp_path: Path) -> None:
+    """Accepting the same rule id twice is refused and the ledger is unchanged."""
+    path, _ = _packet(tmp_path)
+    ledger = tmp_path / "known_segfaults.json"
+    accept_packet(path, ledger, REVIEW, IDENT)
+    before = ledger.read_bytes()
+    with pytest.raises(EvidenceError, match="already exists"):
+        accept_packet(path, ledger, REVIEW, IDENT)
+    assert ledger.read_bytes() == before
+    accept_packet(path, ledger, {**REVIEW, "id": "second-id"}, IDENT)
+    assert len(load_known_crash_rules(ledger)) == 2
+
+
+def test_accept_refuses_an_invalid_rule(tmp_path: Path) -> None:
+    """The schema validator's findings (a bad date) are reported; nothing is written."""
+    path, _ = _packet(tmp_path)
+    ledger = tmp_path / "known_segfaults.json"
+    with pytest.raises(EvidenceError, match="review_after"):
+        accept_packet(path, ledger, {**REVIEW, "review_after": "soon"}, IDENT)
+    assert not ledger.exists()
