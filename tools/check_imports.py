@@ -44,19 +44,28 @@ def check_package(package: str, src: Path) -> list[str]:
     problems: list[str] = []
     internal_users: list[str] = []
     for path in sorted(src.rglob("*.py")):
-        rel = path.relative_to(ROOT)
-        for line, name in _imports(ast.parse(path.read_text(), str(path))):
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        try:
+            tree = ast.parse(path.read_text(), str(path))
+        except SyntaxError as exc:
+            problems.append(f"{rel}:{exc.lineno}: cannot parse ({exc.msg})")
+            continue
+        for line, name in _imports(tree):
             top = name.split(".")[0]
             if top == package or top in STDLIB or top == "__future__":
                 continue
             if top not in ALLOWED[package]:
                 problems.append(f"{rel}:{line}: {package} may not import {name}")
             elif top.startswith("torchcts_") and name != top:
-                problems.append(f"{rel}:{line}: import {top} through its public root, not {name}")
+                problems.append(
+                    f"{rel}:{line}: import {top} through its public root, not {name}"
+                )
             if name.startswith("torch.testing._internal"):
                 internal_users.append(f"{rel}:{line}")
                 if path.name != INTERNAL_ALLOWED_IN or package != "torchcts_cases":
-                    problems.append(f"{rel}:{line}: only torchcts_cases/{INTERNAL_ALLOWED_IN} may import {name}")
+                    problems.append(
+                        f"{rel}:{line}: only torchcts_cases/{INTERNAL_ALLOWED_IN} may import {name}"
+                    )
     return problems
 
 

@@ -1,0 +1,96 @@
+"""Repository invariants: the layout, the pins, CI and the architecture's import rules."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ["schema", "cases", "runner", "isolate", "report", "evidence", "simdev"]
+
+
+def test_every_package_has_the_standard_layout() -> None:
+    """Each distribution has pyproject, README, src/<import>/py.typed and tests/."""
+    for name in PACKAGES:
+        base = ROOT / "packages" / f"torchcts-{name}"
+        assert (base / "pyproject.toml").is_file(), base
+        assert (base / "README.md").is_file(), base
+        assert (base / "src" / f"torchcts_{name}" / "py.typed").is_file(), base
+        assert (base / "tests").is_dir(), base
+        meta = tomllib.loads((base / "pyproject.toml").read_text())["project"]
+        assert meta["name"] == f"torchcts-{name}"
+        for dep in meta.get("dependencies", []):
+            assert dep != "torch" and "==" not in dep, (
+                f"{name} pins {dep}: declare a range"
+            )
+
+
+def test_constraints_pin_the_cpu_torch() -> None:
+    """Development and CI install exactly torch 2.13.0, never a bare requirement."""
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    assert "torch==2.13.0" in lines
+
+
+def test_readme_gives_exactly_two_newcomer_commands() -> None:
+    """The README's set-up block is `make run` and `make test`, in that order."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```(?:sh|bash|console)?\n(.*?)```", text, re.S)
+    assert block is not None
+    commands = [ln.strip() for ln in block.group(1).splitlines() if ln.strip()]
+    assert commands == ["make run", "make test"]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    """.ci/run calls `make test` and stops on the first failure."""
+    text = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in text and "set -euo pipefail" in text
+
+
+def test_results_dir_is_ignored_except_readme_and_samples() -> None:
+    """Run artifacts never get committed by accident."""
+    ignore = (ROOT / ".gitignore").read_text().splitlines()
+    assert "/results/*" in ignore and "!/results/README.md" in ignore
+
+
+def _checker() -> object:
+    spec = importlib.util.spec_from_file_location(
+        "check_imports", ROOT / "tools" / "check_imports.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_import_directions_hold() -> None:
+    """The architecture's may-import column holds for every package today."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "check_imports.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_import_check_catches_a_planted_violation(tmp_path: Path) -> None:
+    """torch in report, a deep import and torch.testing._internal outside cases are caught."""
+    checker = _checker()
+    src = tmp_path / "torchcts_report"
+    src.mkdir()
+    (src / "bad.py").write_text(
+        "import torch\nfrom torchcts_schema.records import CaseRecord\n"
+    )
+    problems = checker.check_package("torchcts_report", src)  # type: ignore[attr-defined]
+    assert any("may not import torch" in p for p in problems)
+    assert any("through its public root" in p for p in problems)
+    cases = tmp_path / "torchcts_cases"
+    cases.mkdir()
+    (cases / "other.py").write_text(
+        "from torch.testing._internal import common_utils\n"
+    )
+    problems = checker.check_package("torchcts_cases", cases)  # type: ignore[attr-defined]
+    assert any("only torchcts_cases/opinfo_source.py" in p for p in problems)
