@@ -150,6 +150,8 @@ def write_crash_record(
     crashes = results / f"{RUN_KEY}_crashes"
     crashes.mkdir(exist_ok=True)
     payload = {
+        "format": "torchcts-crash-record",
+        "version": 1,
         "case_id": CRASH_CASE,
         "node_id": node_id_for_case(CRASH_CASE),
         "run_key": RUN_KEY,
@@ -169,6 +171,6 @@ def write_crash_record(
         "repro_command": ["torchcts-run", "--manifest", "manifests/simdev.py"],
         "repro_script": script,
     }
-    path = crashes / "opinfo-mul-forward-float32-0.json"
+    path = crashes / "opinfo~mul~forward~float32~0.json"
     path.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     return path

@@ -40,7 +40,7 @@ def test_archive_holds_the_run_artifacts_and_submission(tmp_path: Path) -> None:
         f"results/{RUN_KEY}_runlog.txt",
         "results/coverage/summary.json",
         f"results/{RUN_KEY}_opinfo_oracle_failures_123.jsonl",
-        f"results/{RUN_KEY}_crashes/opinfo-mul-forward-float32-0.json",
+        f"results/{RUN_KEY}_crashes/opinfo~mul~forward~float32~0.json",
     ):
         assert expected in names
     assert data["manifest.py"] == project.manifest.read_bytes()

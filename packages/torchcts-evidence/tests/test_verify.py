@@ -228,3 +228,15 @@ def test_manifest_digest_must_match_the_run(good: Path, tmp_path: Path) -> None:
     ]
     bad = _write(tmp_path / "bad.zip", _with_submission(members, relist))
     assert "is not the run's" in _problems(bad)
+
+
+def test_an_interrupted_run_verifies_from_its_journal(tmp_path: Path) -> None:
+    """A killed run (journal, no canonical artifact) is accepted and shown incomplete."""
+    make_project(tmp_path / "p", completed=False)
+    built = build_archive(
+        tmp_path / "p" / "results", out_dir=tmp_path, project_root=tmp_path / "p"
+    )
+    result = verify_archive(built.path)
+    assert result.ok, result.problems
+    assert result.submission["result"] == f"results/{RUN_KEY}_journal.jsonl"
+    assert "completed normally  False" in format_verification(result)

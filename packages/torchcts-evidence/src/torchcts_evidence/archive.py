@@ -135,6 +135,7 @@ def _submission(
         "counts": {s: n for s, n in sorted(_counts(run).items())},
         "executed_cases": executed,
         "latest": _member(run.latest),
+        "result": _member(run.latest or Path(f"{run.run_key}_journal.jsonl")),
         "canonical_artifact": _member(run.canonical),
         "scrubbed": sorted(scrubbed),
         "archived_by": f"torchcts-evidence {__version__}",

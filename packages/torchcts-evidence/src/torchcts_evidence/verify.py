@@ -191,14 +191,20 @@ def _submission(data: dict[str, bytes], problems: list[str]) -> dict[str, Any]:
 
 def _hashes(data: dict[str, bytes], body: dict[str, Any], problems: list[str]) -> None:
     files: dict[str, Any] = body["files"]
-    required = {MANIFEST_NAME, body.get("latest"), body.get("canonical_artifact")}
+    required = {
+        MANIFEST_NAME,
+        body.get("result"),
+        body.get("latest"),
+        body.get("canonical_artifact"),
+    }
     for name in sorted(n for n in required if isinstance(n, str)):
         if name not in data:
             problems.append(f"missing required file {name}")
         elif name not in files:
             problems.append(f"{name}: not listed in {SUBMISSION_NAME}")
-    if not isinstance(body.get("latest"), str):
-        problems.append(f"{SUBMISSION_NAME}: names no latest result file")
+    result = body.get("result")
+    if not isinstance(result, str) or not result.startswith(RESULTS_PREFIX):
+        problems.append(f"{SUBMISSION_NAME}: names no result file under results/")
     for name, entry in sorted(files.items()):
         if name == SUBMISSION_NAME:
             continue
@@ -245,15 +251,14 @@ def _load(
                 target = root / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(content)
-        latest = root / str(body["latest"])
         try:
-            artifact = load_result(latest)
+            artifact = load_result(root / str(body["result"]))
         except ArtifactError as exc:
             problems.append(str(exc).replace(str(root) + "/", ""))
             return None
     if artifact.metadata.manifest_digest != body.get("manifest_digest"):
         problems.append(
-            f"{body['latest']}: the run's manifest digest "
+            f"{body['result']}: the run's manifest digest "
             f"{artifact.metadata.manifest_digest} differs from {SUBMISSION_NAME}'s"
         )
     return artifact

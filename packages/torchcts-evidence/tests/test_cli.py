@@ -1,0 +1,85 @@
+"""The torchcts-evidence command line: exit statuses and one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from torchcts_evidence.cli import main
+
+from .builders import CRASH_CASE, make_project
+
+
+def test_archive_then_verify_round_trip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`archive results` from the project root writes a zip that `verify` accepts."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["archive", "results"]) == 0
+    zips = sorted(tmp_path.glob("torchcts-results-*.zip"))
+    assert len(zips) == 1
+    assert main(["verify", str(zips[0])]) == 0
+    out = capsys.readouterr().out
+    assert "OK torchcts-results-" in out and "completed normally  True" in out
+
+
+def test_refusal_is_one_line_with_exit_status_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty results directory gives exit 1 and one line on stderr."""
+    (tmp_path / "results").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["archive"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "empty results directory" in err
+
+
+def test_verify_rejection_exit_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify exits 1 and lists the problems of a bad archive."""
+    bad = tmp_path / "x.zip"
+    bad.write_bytes(b"PK nonsense")
+    assert main(["verify", str(bad)]) == 1
+    assert capsys.readouterr().out.startswith("REJECTED x.zip")
+
+
+def test_backend_pack_and_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """backend-pack appends to evidence/backends and --check passes on the result."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evidence" / "backends").mkdir(parents=True)
+    assert main(["backend-pack", "results", "--gate", "simdev:python"]) == 0
+    assert (tmp_path / "evidence" / "backends" / "simdev.jsonl").exists()
+    assert main(["backend-pack", "--check"]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_crash_candidate_and_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """crash-candidate writes packet and repro; --accept with review flags adds a rule."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["crash-candidate", CRASH_CASE]) == 0
+    packet = next(tmp_path.glob("crash-candidate-*.json"))
+    assert next(tmp_path.glob("crash-candidate-*.py")).exists()
+    assert main(["crash-candidate", "--accept", packet.name]) == 1  # not reviewed
+    args = [
+        "--reason",
+        "segv in mul",
+        "--owner",
+        "team",
+        "--review-after",
+        "2027-01-01",
+    ]
+    assert main(["crash-candidate", "--accept", packet.name, *args]) == 0
+    ledger = json.loads((tmp_path / "known_segfaults.json").read_text())
+    assert len(ledger["rules"]) == 1
+    assert os.path.basename(ledger["rules"][0]["repro"]) == ledger["rules"][0]["repro"]
