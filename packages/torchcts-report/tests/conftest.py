@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from torchcts_schema import (
     RunArtifact,
     RunMetadata,
     Status,
+    encode_artifact,
     make_case_id,
     node_id_for_case,
     write_history,
@@ -178,6 +180,17 @@ class Synthetic:
     def write(cls, results: Path, artifact: RunArtifact) -> Path:
         """Write `artifact` as a completed run into `results`; return the history file."""
         return write_history(results, artifact.metadata.run_key, artifact)
+
+    @staticmethod
+    def write_ascii(results: Path, artifact: RunArtifact) -> Path:
+        """Write `artifact` as ASCII-escaped JSON, as a journal-style writer would.
+
+        Lone surrogates (possible in exception text) survive only this way.
+        """
+        data = json.loads(encode_artifact(artifact, encoding="plain"))
+        path = results / f"{artifact.metadata.run_key}_latest.json"
+        path.write_text(json.dumps(data, ensure_ascii=True), encoding="ascii")
+        return path
 
 
 @pytest.fixture

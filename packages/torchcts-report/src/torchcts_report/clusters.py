@@ -12,6 +12,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath, PureWindowsPath
 
 from torchcts_schema import CaseRecord, RunMetadata, Status, node_id_for_case
@@ -66,9 +67,14 @@ def op_family(op: str) -> str:
     return prefix + base if (prefix + base) else "(unknown)"
 
 
+@lru_cache(maxsize=8192)
 def normalise_message(text: str) -> str:
-    """A message with addresses, paths and numbers replaced, whitespace collapsed."""
-    first = text.strip().splitlines()[0] if text.strip() else ""
+    """A message with addresses, paths and numbers replaced, whitespace collapsed.
+
+    Only the start of the first line counts: signatures group, they do not quote.
+    """
+    head = text[: SIGNATURE_LIMIT * 8].strip()
+    first = head.splitlines()[0] if head else ""
     value = _HEX.sub("0x?", first)
     value = _PATH.sub("<path>", value)
     value = _NUMBER.sub("N", value)

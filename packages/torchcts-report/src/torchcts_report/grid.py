@@ -64,9 +64,11 @@ def render_grid(records: Iterable[CaseRecord]) -> str:
     if not cells:
         parts += ["<p>No cases.</p>", "</section>"]
         return "\n".join(parts)
-    parts.append('<div class="scroll"><table class="grid"><thead><tr><th>op</th>')
-    parts.extend(f"<th>{escape(dt)}</th>" for dt in dtypes)
-    parts.append("</tr></thead><tbody>")
+    head = "".join(f"<th>{escape(dt)}</th>" for dt in dtypes)
+    parts.append(
+        '<div class="scroll"><table class="grid"><thead><tr><th>op</th>'
+        f"{head}</tr></thead><tbody>"
+    )
     for op in ops:
         row = [f"<tr><th>{escape(op)}</th>"]
         for dt in dtypes:

@@ -19,6 +19,7 @@ from torchcts_schema import (
     RunArtifact,
     find_latest,
     load_result,
+    resolve_reference,
 )
 
 from torchcts_report.checks import check_artifact
@@ -53,12 +54,25 @@ def load_input(path: Path | str, *, run_key: str | None = None) -> ReportInput:
     path = Path(path)
     target = find_latest(path, run_key=run_key) if path.is_dir() else path
     artifact = load_result(target)
-    check_artifact(artifact, str(target))
+    try:
+        check_artifact(artifact, str(target))
+    except ArtifactError as exc:
+        raise ArtifactError(_artifact_file(target), exc.problem) from None
     key = run_key or artifact.metadata.run_key
     check_run_key(key, target)
     report = ReportInput(artifact=artifact, run_key=key)
     gather_evidence(report, results_dir_of(target))
     return report
+
+
+def _artifact_file(target: Path) -> Path:
+    """The file that holds the data, past any reference (only needed for errors)."""
+    if target.name.endswith(".json"):
+        try:
+            return resolve_reference(target)
+        except ArtifactError:
+            return target
+    return target
 
 
 def check_run_key(key: str, where: Path | str) -> None:

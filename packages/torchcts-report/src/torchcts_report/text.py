@@ -51,7 +51,13 @@ def tail_lines(text: str, max_lines: int, max_chars: int) -> str:
 
 def one_line(text: object, limit: int = 300) -> str:
     """A cleaned, whitespace-collapsed, bounded single line."""
-    return truncate(_WS.sub(" ", clean(text)).strip(), limit)
+    value = text if isinstance(text, str) else str(text)
+    # cut before the regexes run so a megabyte message costs no more than a short one
+    cut = max(0, len(value) - limit * 4)
+    value = _WS.sub(" ", clean(value[: limit * 4])).strip()
+    if not cut:
+        return truncate(value, limit)
+    return f"{value[:limit]}… ({len(value) - limit + cut} more characters)"
 
 
 def md(text: object, limit: int = 300) -> str:
@@ -70,7 +76,9 @@ def md_code(text: object, limit: int = 300) -> str:
 
 def md_block(text: object, *, max_lines: int = 40, max_chars: int = 4000) -> str:
     """A fenced code block whose fence no content line can close."""
-    body = tail_lines(clean(text), max_lines, max_chars)
+    value = text if isinstance(text, str) else str(text)
+    # bound first, clean after: the regexes then only see what the block shows
+    body = clean(tail_lines(value, max_lines, max_chars))
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{body}\n{fence}"

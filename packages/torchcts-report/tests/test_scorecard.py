@@ -1,0 +1,352 @@
+"""Every scorecard section rendered from a synthetic artifact."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from torchcts_report import load_input, render_markdown
+from torchcts_schema import NextFix, Status
+
+
+def _render(tmp_path: Path, syn, artifact=None) -> str:  # type: ignore[no-untyped-def]
+    syn.write(tmp_path, artifact or syn.artifact())
+    return render_markdown(load_input(tmp_path))
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def test_header_names_every_run_field(tmp_path, syn):
+    """The header carries backend, hardware key, versions, command, duration, status."""
+    text = _section(_render(tmp_path, syn), "Run")
+    for expected in (
+        "torchcts\\_simdev",
+        "`x86-64-2cpu`",
+        "| PyTorch | 2.13.0 |",
+        "| TorchCTS | 0.1.0 |",
+        "`torchcts-run --manifest manifests/simdev.py -n 2`",
+        "| duration | 2m 03s |",
+        "| completed normally | yes |",
+        "`sha256:abc123`",
+    ):
+        assert expected in text, expected
+
+
+def test_duration_unknown_without_end_time(tmp_path, syn):
+    """A run without an end time says its duration is unknown instead of guessing."""
+    art = syn.artifact(ended_at=None, completed_normally=False)
+    assert "unknown (no end time recorded)" in _render(tmp_path, syn, art)
+
+
+def test_partial_run_says_so_at_the_top(tmp_path, syn):
+    """A run that did not complete normally is flagged before any other section."""
+    art = syn.artifact(completed_normally=False)
+    text = _render(tmp_path, syn, art)
+    banner = text.index("Partial run: this run did not complete normally")
+    assert banner < text.index("## Run")
+    assert "15 case record(s)" in text
+    assert "| completed normally | **no** |" in text
+
+
+def test_complete_run_has_no_partial_banner(tmp_path, syn):
+    """A completed run is not flagged as partial."""
+    assert "Partial run" not in _render(tmp_path, syn)
+
+
+def test_status_counts_cover_all_seven_statuses(tmp_path, syn):
+    """The status table lists all seven statuses with exact counts and a total."""
+    text = _section(_render(tmp_path, syn), "Status counts")
+    expected = {
+        "passed": 5,
+        "failed": 3,
+        "error": 1,
+        "unsupported": 1,
+        "not_run": 2,
+        "skipped": 1,
+        "crashed": 2,
+    }
+    for status, count in expected.items():
+        assert f"| `{status}` | {count} |" in text
+    assert "| **total** | 15 |" in text
+
+
+def test_breakdowns_by_source_capability_dtype_level(tmp_path, syn):
+    """Per-source, per-capability, per-dtype and per-level tables count every status."""
+    text = _render(tmp_path, syn)
+    head = "| passed | failed | error | unsupported | not_run | skipped | crashed | total |"
+    source = _section(text, "Counts by expected-result source")
+    assert head.replace("|", "| source |", 1) in source
+    assert "| `cpu_reference` | 2 | 3 | 1 | 1 | 0 | 1 | 1 | 9 |" in source
+    assert "| `(none)` | 0 | 0 | 0 | 0 | 2 | 0 | 1 | 3 |" in source
+    capability = _section(text, "Counts by capability")
+    assert "| `views` | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in capability
+    assert "| `backward` | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1 |" in capability
+    dtype = _section(text, "Counts by dtype")
+    assert "| `float32` | 2 | 2 | 1 | 1 | 1 | 0 | 2 | 9 |" in dtype
+    assert dtype.index("`int64`") < dtype.index("`(none)`")
+    level = _section(text, "Counts by semantic level")
+    assert level.index("| `3` |") < level.index("| `5` |")
+
+
+def test_capability_prefers_the_recorded_one(tmp_path, syn):
+    """A capability the runner recorded in extra wins over the one derived from the id."""
+    rec = syn.record("add", "float32", extra={"capability": "noncontiguous"})
+    text = _render(tmp_path, syn, syn.artifact([rec]))
+    assert "| `noncontiguous` |" in _section(text, "Counts by capability")
+
+
+def test_levels_sort_numerically(tmp_path, syn):
+    """Level 10 sorts after level 2, not before it."""
+    recs = [syn.record("a", level=10), syn.record("b", level=2)]
+    level = _section(
+        _render(tmp_path, syn, syn.artifact(recs)), "Counts by semantic level"
+    )
+    assert level.index("| `2` |") < level.index("| `10` |")
+
+
+def test_not_run_counts_by_reason(tmp_path, syn):
+    """Not-run cases are counted per reason, with the reason's meaning."""
+    text = _section(_render(tmp_path, syn), "Not run, by reason")
+    assert (
+        "| `dtype_not_supported` | 1 | the manifest does not declare this dtype" in text
+    )
+    assert "| `capability_not_declared` | 1 |" in text
+
+
+def test_failure_clusters_largest_first_with_rerun(tmp_path, syn):
+    """Clusters are listed largest first, each with an example and its rerun command."""
+    text = _section(_render(tmp_path, syn), "Failure clusters")
+    first = text.splitlines()[6]
+    assert first.startswith("| 1 | 2 | `failed` | `mul` | `float32` |")
+    assert "mismatch: values differ at N of N elements (max abs diff N)" in first
+    assert "`opinfo/mul/forward/float32/0`" in first
+    assert (
+        "`torchcts-run --manifest 'manifests/simdev.py' "
+        "'torchcts::opinfo/mul/forward/float32/0'`" in first
+    )
+    assert "`nn.functional.conv`" in text
+
+
+def test_cluster_list_says_when_cut(tmp_path, syn):
+    """More clusters than the table shows are counted, never silently dropped."""
+    recs = [
+        syn.record(f"op{i}", "float32", Status.FAILED, mismatch="bad")
+        for i in range(105)
+    ]
+    text = _section(_render(tmp_path, syn, syn.artifact(recs)), "Failure clusters")
+    assert "5 smaller cluster(s) with 5 case(s) are not listed" in text
+
+
+def test_no_failures_says_so(tmp_path, syn):
+    """A clean run says it has no failing cases and no crashes."""
+    text = _render(tmp_path, syn, syn.artifact([syn.record()]))
+    assert "No failing cases." in text
+    assert "No case crashed." in text
+    assert "Every selected case was executed." in text
+
+
+def test_next_fix_in_seed_order_with_counts(tmp_path, syn):
+    """The next-fix section follows the seed's order with a count per category."""
+    text = _section(_render(tmp_path, syn), "Next fix")
+    titles = [line for line in text.splitlines() if line.startswith("### ")]
+    assert titles == [
+        "### 1. configuration: 0 case(s)",
+        "### 2. correctness: 4 case(s)",
+        "### 3. implement or declare: 1 case(s)",
+        "### 4. crash evidence: 2 case(s)",
+        "### 5. support surface: 2 case(s)",
+        "### 6. missing evidence: 1 case(s)",
+    ]
+
+
+def test_next_fix_actions_name_cases_and_commands(tmp_path, syn):
+    """Each category lists concrete actions with an example case and rerun command."""
+    text = _section(_render(tmp_path, syn), "Next fix")
+    assert "- Inspect mul in float32, 2 case(s): mismatch" in text
+    assert (
+        "Implement nn.functional.conv for float32 or remove it from the manifest"
+        in text
+    )
+    assert "Rerun cumsum in float32 in isolation" in text
+    assert "capability\\_not\\_declared" in text
+    support = text[text.index("5. support surface") : text.index("6. missing")]
+    assert "Rerun:" not in support  # not_run cases need a manifest change, not a rerun
+
+
+def test_next_fix_respects_recorded_category(tmp_path, syn):
+    """A record's own next_fix (a harness problem) puts it under configuration."""
+    rec = syn.record(
+        "add",
+        status=Status.ERROR,
+        exception_type="ImportError",
+        exception_message="no module simdev",
+        next_fix=NextFix.CONFIGURATION,
+    )
+    text = _section(_render(tmp_path, syn, syn.artifact([rec])), "Next fix")
+    assert "### 1. configuration: 1 case(s)" in text
+    assert "Check the setup behind add (float32), 1 case(s): ImportError" in text
+
+
+def test_probe_table_from_metadata_and_failure_files(tmp_path, syn):
+    """Probe counts come from metadata and every failing probe from the jsonl files."""
+    rows = [
+        {
+            "kind": "dtype",
+            "probe": "complex64 create",
+            "status": "failed",
+            "note": "RuntimeError: unsupported dtype",
+        },
+        {"kind": "capability", "probe": "backward", "status": "error", "note": "boom"},
+    ]
+    (tmp_path / "simdev_x86-64-2cpu_harness_probe_failures_123.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows)
+    )
+    text = _render(tmp_path, syn)
+    probes = _section(text, "Diagnostic probes")
+    assert "failed: 1, passed: 10, total: 11" in probes
+    assert "| kind | probe | status | note |" in probes
+    assert (
+        "| dtype | complex64 create | failed | RuntimeError: unsupported dtype |"
+        in probes
+    )
+    assert "| capability | backward | error | boom |" in probes
+    fix = _section(text, "Next fix")
+    assert "0 case(s) and 2 probe failure(s)" in fix
+    assert "Fix the failing harness probe capability backward: boom" in fix
+
+
+def test_probe_section_without_probes(tmp_path, syn):
+    """A run without probe data says so rather than showing an empty table."""
+    text = _render(tmp_path, syn, syn.artifact(probes={}))
+    assert "The run recorded no probe counts." in text
+    assert "No probe failure records were found." in text
+
+
+def test_crash_records_list_every_crash_and_evidence(tmp_path, syn):
+    """Every crashed case is listed, and each crash record file is shown in detail."""
+    crashes = tmp_path / "simdev_x86-64-2cpu_crashes"
+    crashes.mkdir()
+    (crashes / "sum.json").write_text(
+        json.dumps(
+            {
+                "case_id": "opinfo/sum/forward/float32/0",
+                "node_id": "torchcts::opinfo/sum/forward/float32/0",
+                "crash": {"kind": "signal", "signal": "SIGSEGV", "exit_code": -11},
+                "runlog_tail": ["start opinfo/add/forward/float32/0", "start sum"],
+                "stderr_tail": "Fatal Python error: Segmentation fault",
+                "traceback": None,
+                "environment": {"os": "Linux", "torch_version": "2.13.0"},
+                "repro_command": [
+                    "torchcts-run",
+                    "--manifest",
+                    "m.py",
+                    "torchcts::opinfo/sum/forward/float32/0",
+                ],
+                "repro_script": "import torch\n",
+            }
+        )
+    )
+    (crashes / "old.json").write_text(json.dumps({"case_id": "opinfo/old/x/-/-"}))
+    text = _section(_render(tmp_path, syn), "Crash records")
+    assert "2 case(s) crashed." in text
+    assert "| `opinfo/sum/forward/float32/0` | signal | SIGSEGV | segfault |" in text
+    assert (
+        "| `opinfo/cumsum/forward/float32/0` | timeout |  | over 30 s | none |" in text
+    )
+    assert "### Crash of `opinfo/sum/forward/float32/0`" in text
+    assert "Fatal Python error: Segmentation fault" in text
+    assert "start sum" in text
+    assert "'torchcts-run' '--manifest' 'm.py'" in text
+    assert "standalone repro script" in text
+    assert "1 crash record file(s) name a case the artifact does not record" in text
+    assert "`simdev_x86-64-2cpu_crashes/old.json`: case `opinfo/old/x/-/-`" in text
+
+
+def test_unreadable_evidence_is_named_not_fatal(tmp_path, syn):
+    """A damaged crash record or probe file is named in the report; the rest renders."""
+    crashes = tmp_path / "simdev_x86-64-2cpu_crashes"
+    crashes.mkdir()
+    (crashes / "bad.json").write_text("{not json")
+    (crashes / "list.json").write_text("[1]")
+    (crashes / "nocase.json").write_text("{}")
+    (crashes / "bytes.json").write_bytes(b"\xff\xfe")
+    (tmp_path / "simdev_x86-64-2cpu_harness_probe_failures_1.jsonl").write_text(
+        '{"kind": "dtype"}\n[1]\n{oops\n'
+    )
+    text = _section(_render(tmp_path, syn), "Diagnostics")
+    assert "`simdev_x86-64-2cpu_crashes/bad.json`: invalid JSON at line 1" in text
+    assert "`simdev_x86-64-2cpu_crashes/list.json`: not a JSON object" in text
+    assert "`simdev_x86-64-2cpu_crashes/nocase.json`: crash record has no" in text
+    assert "`simdev_x86-64-2cpu_crashes/bytes.json`: not UTF-8 text" in text
+    assert "probe\\_failures\\_1.jsonl" not in text  # names are code spans, unescaped
+    assert (
+        "`simdev_x86-64-2cpu_harness_probe_failures_1.jsonl`: line 2 is not a JSON"
+        in text
+    )
+    assert "line 3 is not valid JSON" in text
+
+
+def test_diagnostics_listed_sorted(tmp_path, syn):
+    """Run-level diagnostics appear as sorted key/value lines."""
+    art = syn.artifact()
+    art.diagnostics.update({"zeta": 1, "alpha": {"b": 2, "a": 1}})
+    text = _section(_render(tmp_path, syn, art), "Diagnostics")
+    assert text.index("`alpha`") < text.index("`zeta`")
+    assert '`{"a": 1, "b": 2}`' in text
+
+
+def test_empty_run_renders_every_section(tmp_path, syn):
+    """A run with no records still renders every section with zero counts."""
+    text = _render(tmp_path, syn, syn.artifact([], completed_normally=False))
+    for title in (
+        "Run",
+        "Status counts",
+        "Diagnostic probes",
+        "Next fix",
+        "Failure clusters",
+        "Crash records",
+        "Counts by dtype",
+        "Not run, by reason",
+        "Diagnostics",
+    ):
+        assert f"## {title}" in text
+    assert "| **total** | 0 |" in text
+    assert "0 case record(s)" in text
+
+
+def test_other_run_key_evidence_is_ignored(tmp_path, syn):
+    """Evidence files of another run key in the same directory are not mixed in."""
+    other = syn.artifact([syn.record()], run_key="cpu_other")
+    syn.write(tmp_path, other)
+    (tmp_path / "cpu_other_harness_probe_failures_9.jsonl").write_text(
+        '{"kind": "dtype", "probe": "x", "status": "failed", "note": "other"}\n'
+    )
+    syn.write(tmp_path, syn.artifact())
+    report = load_input(tmp_path, run_key="simdev_x86-64-2cpu")
+    assert report.probe_failures == []
+    text = render_markdown(report)
+    assert "other" not in _section(text, "Diagnostic probes")
+
+
+def test_history_artifact_path_finds_evidence(tmp_path, syn):
+    """Rendering a history file directly still finds the evidence in the results dir."""
+    history = syn.write(tmp_path, syn.artifact())
+    (tmp_path / "simdev_x86-64-2cpu_harness_probe_failures_1.jsonl").write_text(
+        '{"kind": "dtype", "probe": "p", "status": "failed", "note": "n"}\n'
+    )
+    report = load_input(history)
+    assert len(report.probe_failures) == 1
+
+
+def test_crash_without_crash_info_is_still_listed(tmp_path, syn):
+    """A crashed record lacking crash details is still listed, marked as such."""
+    rec = replace(syn.record("abs", status=Status.CRASHED), detail="worker lost")
+    text = _section(_render(tmp_path, syn, syn.artifact([rec])), "Crash records")
+    assert (
+        "| `opinfo/abs/forward/float32/0` | (not recorded) |  | worker lost |" in text
+    )
