@@ -4,14 +4,57 @@ adaptive isolation. Imports neither torch nor pytest.
 Isolation only decides where a case executes; how it ended keeps its meaning.
 """
 
+from torchcts_isolate.adaptive import (
+    AdaptiveDecisions,
+    adaptive_path,
+    decide_adaptive,
+    write_adaptive_decisions,
+)
+from torchcts_isolate.audit import AuditResult, KnownCase, audit, load_case_list
+from torchcts_isolate.crash_record import (
+    crash_dir,
+    crash_record_path,
+    read_crash_record,
+    safe_case_name,
+    write_crash_record,
+)
+from torchcts_isolate.ledger import (
+    Ledger,
+    LedgerRule,
+    load_ledger,
+    packaged_ledger_path,
+    project_ledger_path,
+)
 from torchcts_isolate.outcome import IsolatedOutcome, signal_name
 from torchcts_isolate.pool import WarmPool, run_isolated
+from torchcts_isolate.scrub import Identity, scrub_text, scrub_value
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaptiveDecisions",
+    "AuditResult",
+    "Identity",
     "IsolatedOutcome",
+    "KnownCase",
+    "Ledger",
+    "LedgerRule",
     "WarmPool",
+    "adaptive_path",
+    "audit",
+    "crash_dir",
+    "crash_record_path",
+    "decide_adaptive",
+    "load_case_list",
+    "load_ledger",
+    "packaged_ledger_path",
+    "project_ledger_path",
+    "read_crash_record",
     "run_isolated",
+    "safe_case_name",
+    "scrub_text",
+    "scrub_value",
     "signal_name",
+    "write_adaptive_decisions",
+    "write_crash_record",
 ]

@@ -1,0 +1,264 @@
+"""Adaptive isolation: cases that took a process down before run isolated next time.
+
+Evidence comes from earlier results of the same run key and PyTorch minor family:
+crashed records in the history artifacts and the latest result (journal included),
+crash records in ``<key>_crashes/``, and the runlog's last start of each worker that
+has no record (the case that was running when the process died). Each decision is
+written with its evidence to ``<key>_adaptive_isolation.json``, so a reviewer can see
+why a case ran isolated. Unreadable files are listed there too, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import (
+    ArtifactError,
+    RunArtifact,
+    Status,
+    case_id_for_node,
+    find_latest,
+    history_dir,
+    load_result,
+    torch_minor_family,
+    write_atomic,
+)
+
+from torchcts_isolate.crash_record import crash_dir
+
+ADAPTIVE_FORMAT = "torchcts-adaptive-isolation"
+ADAPTIVE_VERSION = 1
+HISTORY_LIMIT = 10  # most recent history artifacts considered
+
+
+@dataclass
+class AdaptiveDecisions:
+    """Which cases to isolate and why, plus what could not be read."""
+
+    run_key: str
+    torch_family: str | None
+    cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    runs_seen: set[str] = field(default_factory=set)  # started_at of runs read
+
+    def isolate(self, case_id: str) -> bool:
+        """Whether earlier evidence says this case should run isolated."""
+        return case_id in self.cases
+
+    def add(self, case_id: str, evidence: dict[str, Any]) -> None:
+        """Record one piece of evidence (duplicates kept once)."""
+        items = self.cases.setdefault(case_id, [])
+        if evidence not in items:
+            items.append(evidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON written to ``<key>_adaptive_isolation.json`` (sorted, stable)."""
+        return {
+            "format": ADAPTIVE_FORMAT,
+            "version": ADAPTIVE_VERSION,
+            "run_key": self.run_key,
+            "torch_family": self.torch_family,
+            "decisions": [
+                {"case_id": case, "isolate": True, "evidence": self.cases[case]}
+                for case in sorted(self.cases)
+            ],
+            "sources": sorted(set(self.sources)),
+            "skipped": self.skipped,
+        }
+
+
+def adaptive_path(results_dir: Path, run_key: str) -> Path:
+    """``<results>/<key>_adaptive_isolation.json``."""
+    return Path(results_dir) / f"{run_key}_adaptive_isolation.json"
+
+
+def decide_adaptive(
+    results_dir: Path,
+    run_key: str,
+    torch_version: str | None,
+    *,
+    history_limit: int = HISTORY_LIMIT,
+) -> AdaptiveDecisions:
+    """Collect the evidence for ``run_key`` under ``torch_version``'s minor family.
+
+    A missing results directory simply yields no decisions.
+    """
+    results_dir = Path(results_dir)
+    family = torch_minor_family(torch_version) if torch_version else None
+    decisions = AdaptiveDecisions(run_key, _family_text(family))
+    if not results_dir.is_dir():
+        return decisions
+    histories = sorted(history_dir(results_dir, run_key).glob("*.json"))
+    for path in histories[-history_limit:] if history_limit > 0 else []:
+        _from_artifact(decisions, results_dir, path, family)
+    latest = _latest(decisions, results_dir, run_key, family)
+    _from_crash_records(decisions, results_dir, run_key, family)
+    if latest is not None:
+        _from_runlog(decisions, results_dir, run_key, latest)
+    return decisions
+
+
+def write_adaptive_decisions(results_dir: Path, decisions: AdaptiveDecisions) -> Path:
+    """Write the decisions atomically; returns the path."""
+    path = adaptive_path(results_dir, decisions.run_key)
+    write_atomic(path, json.dumps(decisions.to_dict(), indent=1) + "\n")
+    return path
+
+
+def _family_text(family: tuple[int, int] | None) -> str | None:
+    return f"{family[0]}.{family[1]}" if family else None
+
+
+def _same_family(version: Any, family: tuple[int, int] | None) -> bool:
+    """Unknown on either side counts as the same: evidence only moves cases."""
+    if family is None or not isinstance(version, str):
+        return True
+    other = torch_minor_family(version)
+    return other is None or other == family
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _load(
+    decisions: AdaptiveDecisions, root: Path, path: Path, **kw: Any
+) -> RunArtifact | None:
+    try:
+        return load_result(path, **kw)
+    except (ArtifactError, OSError, ValueError) as exc:
+        problem = exc.problem if isinstance(exc, ArtifactError) else str(exc)
+        decisions.skipped.append({"source": _rel(path, root), "why": problem[:300]})
+        return None
+
+
+def _from_artifact(
+    decisions: AdaptiveDecisions,
+    root: Path,
+    path: Path,
+    family: tuple[int, int] | None,
+    artifact: RunArtifact | None = None,
+) -> None:
+    artifact = artifact or _load(decisions, root, path)
+    if artifact is None:
+        return
+    source = _rel(path, root)
+    if artifact.metadata.started_at in decisions.runs_seen:
+        return  # the latest result is a reference to a history artifact already read
+    decisions.runs_seen.add(artifact.metadata.started_at)
+    if not _same_family(artifact.metadata.torch_version, family):
+        decisions.skipped.append(
+            {
+                "source": source,
+                "why": f"torch {artifact.metadata.torch_version} is another "
+                "minor family",
+            }
+        )
+        return
+    decisions.sources.append(source)
+    for record in artifact.results:
+        if record.status is Status.CRASHED:
+            crash = record.crash
+            decisions.add(
+                record.case_id,
+                {
+                    "source": source,
+                    "evidence": "crashed",
+                    "crash_kind": crash.kind.value if crash else None,
+                    "signal": crash.signal if crash else None,
+                    "run_started_at": artifact.metadata.started_at,
+                },
+            )
+
+
+def _latest(
+    decisions: AdaptiveDecisions,
+    root: Path,
+    run_key: str,
+    family: tuple[int, int] | None,
+) -> RunArtifact | None:
+    """The latest result (snapshot or journal), whose crashes count like history's;
+    returned only when it is of the same torch family (for the runlog check)."""
+    try:
+        path = find_latest(root, run_key=run_key)
+    except ArtifactError:
+        return None
+    artifact = _load(decisions, root, path)
+    if artifact is None:
+        return None
+    _from_artifact(decisions, root, path, family, artifact)
+    return artifact if _same_family(artifact.metadata.torch_version, family) else None
+
+
+def _from_crash_records(
+    decisions: AdaptiveDecisions,
+    root: Path,
+    run_key: str,
+    family: tuple[int, int] | None,
+) -> None:
+    for path in sorted(crash_dir(root, run_key).glob("*.json")):
+        source = _rel(path, root)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            case_id = data["case_id"]
+            crash = data.get("crash") or {}
+            version = (data.get("environment") or {}).get("torch_version")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            decisions.skipped.append({"source": source, "why": f"unreadable ({exc})"})
+            continue
+        if not isinstance(case_id, str):
+            decisions.skipped.append({"source": source, "why": "case_id not a string"})
+            continue
+        if not _same_family(version, family):
+            decisions.skipped.append(
+                {"source": source, "why": f"torch {version} is another minor family"}
+            )
+            continue
+        decisions.sources.append(source)
+        decisions.add(
+            case_id,
+            {
+                "source": source,
+                "evidence": "crash_record",
+                "crash_kind": crash.get("kind"),
+                "signal": crash.get("signal"),
+            },
+        )
+
+
+def _from_runlog(
+    decisions: AdaptiveDecisions, root: Path, run_key: str, latest: RunArtifact
+) -> None:
+    path = root / f"{run_key}_runlog.txt"
+    last: dict[str, tuple[int, str]] = {}
+    try:
+        text = path.read_bytes().decode("ascii", "replace")
+    except OSError:
+        return
+    for raw in text.splitlines():
+        parts = raw.strip().split(" ", 3)
+        if len(parts) == 4 and parts[0].isdigit():
+            seq, worker, node = int(parts[0]), parts[2], parts[3]
+            if worker not in last or last[worker][0] < seq:
+                last[worker] = (seq, node)
+    recorded = {r.case_id for r in latest.results} | {r.case_id for r in latest.not_run}
+    source = _rel(path, root)
+    for worker, (_seq, node) in sorted(last.items()):
+        case_id = case_id_for_node(node)
+        if case_id is not None and case_id not in recorded:
+            decisions.sources.append(source)
+            decisions.add(
+                case_id,
+                {
+                    "source": source,
+                    "evidence": "last_start_without_record",
+                    "worker": worker,
+                },
+            )

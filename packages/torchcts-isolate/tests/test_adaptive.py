@@ -1,0 +1,159 @@
+"""Adaptive isolation: earlier crashes of the same run key and torch family isolate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from torchcts_isolate import (
+    adaptive_path,
+    decide_adaptive,
+    write_adaptive_decisions,
+    write_crash_record,
+)
+from torchcts_isolate.cli import main
+from torchcts_schema import (
+    CaseRecord,
+    CrashInfo,
+    CrashKind,
+    ExpectedSource,
+    JournalWriter,
+    RunArtifact,
+    RunMetadata,
+    Status,
+    journal_path,
+    make_case_id,
+    node_id_for_case,
+    write_history,
+)
+
+KEY = "simdev_x86-64-2cpu-24gb"
+
+
+def meta(
+    torch_version: str = "2.13.0", started: str = "2026-11-30T01:00:00Z"
+) -> RunMetadata:
+    """Run metadata for the test run key."""
+    return RunMetadata(
+        run_key=KEY, device="simdev", hardware_key="x86-64-2cpu-24gb",
+        backend="simdev", os="Linux", python="3.11", torch_version=torch_version,
+        torchcts_version="0.1.0", manifest_digest="sha256:0", command="torchcts-run",
+        started_at=started,
+    )  # fmt: skip
+
+
+def rec(op: str, status: Status, crash: CrashInfo | None = None) -> CaseRecord:
+    """A case record for opinfo/<op>/forward/float32/0."""
+    case_id = make_case_id("opinfo", op, "forward", "float32", 0)
+    return CaseRecord(
+        case_id=case_id, node_id=node_id_for_case(case_id), op=op, variant="forward",
+        dtype="float32", sample=0, level=1, status=status,
+        expected_source=ExpectedSource.CPU_REFERENCE, crash=crash,
+    )  # fmt: skip
+
+
+def history(root: Path, records: list[CaseRecord], **kw: Any) -> Path:
+    """A completed run in <key>_history."""
+    return write_history(root, KEY, RunArtifact.from_records(meta(**kw), records))
+
+
+def evidence_of(decisions_file: Path) -> dict[str, list[str]]:
+    """case id -> evidence kinds, read back from the written file."""
+    data = json.loads(decisions_file.read_text(encoding="utf-8"))
+    return {
+        d["case_id"]: sorted(e["evidence"] for e in d["evidence"])
+        for d in data["decisions"]
+    }
+
+
+SEGV = CrashInfo(CrashKind.SIGNAL, "SIGSEGV")
+
+
+def test_history_crashes_of_same_family_isolate(tmp_path: Path) -> None:
+    """Crashed cases in same-family history are isolated; others are not."""
+    history(tmp_path, [rec("add", Status.CRASHED, SEGV), rec("mul", Status.PASSED)])
+    history(tmp_path, [rec("div", Status.CRASHED, CrashInfo(CrashKind.HANG))],
+            torch_version="2.12.1", started="2026-11-29T00:00:00Z")  # fmt: skip
+    decisions = decide_adaptive(tmp_path, KEY, "2.13.1+cpu")
+    assert decisions.isolate("opinfo/add/forward/float32/0")
+    assert not decisions.isolate("opinfo/mul/forward/float32/0")
+    assert not decisions.isolate("opinfo/div/forward/float32/0")
+    assert any("another minor family" in s["why"] for s in decisions.skipped)
+    (evidence,) = decisions.cases["opinfo/add/forward/float32/0"]
+    assert evidence["evidence"] == "crashed" and evidence["signal"] == "SIGSEGV"
+    assert evidence["source"].startswith(f"{KEY}_history/")
+
+
+def test_other_run_keys_are_ignored(tmp_path: Path) -> None:
+    """Evidence from another run key never decides for this one."""
+    history(tmp_path, [rec("add", Status.CRASHED, SEGV)])
+    assert not decide_adaptive(tmp_path, "cuda_h200", "2.13.0").cases
+
+
+def test_runlog_last_start_without_record(tmp_path: Path) -> None:
+    """A run that died mid-case: its runlog's last start per worker is isolated."""
+    with JournalWriter(journal_path(tmp_path, KEY)) as journal:
+        journal.run_start(meta(started="2026-11-30T02:00:00Z"))
+        journal.case(rec("add", Status.PASSED))
+    runlog = [
+        f"00000001 t gw0 {node_id_for_case('opinfo/add/forward/float32/0')}",
+        f"00000002 t gw1 {node_id_for_case('opinfo/sub/forward/float32/0')}",
+        f"00000003 t gw0 {node_id_for_case('opinfo/mul/forward/float32/0')}",
+    ]
+    (tmp_path / f"{KEY}_runlog.txt").write_text("\n".join(runlog) + "\n")
+    decisions = decide_adaptive(tmp_path, KEY, "2.13.0")
+    path = write_adaptive_decisions(tmp_path, decisions)
+    assert path == adaptive_path(tmp_path, KEY)
+    assert evidence_of(path) == {
+        "opinfo/mul/forward/float32/0": ["last_start_without_record"],
+        "opinfo/sub/forward/float32/0": ["last_start_without_record"],
+    }
+
+
+def test_crash_records_and_latest_count_once_per_run(tmp_path: Path) -> None:
+    """Crash records add evidence; a latest reference to history is not counted twice."""
+    history(tmp_path, [rec("add", Status.CRASHED, SEGV)])
+    write_crash_record(
+        tmp_path, KEY,
+        {"case_id": "opinfo/add/forward/float32/0", "crash": SEGV.to_dict(),
+         "environment": {"torch_version": "2.13.0"}},
+    )  # fmt: skip
+    write_crash_record(
+        tmp_path, KEY,
+        {"case_id": "opinfo/old/forward/float32/0", "crash": SEGV.to_dict(),
+         "environment": {"torch_version": "2.11.0"}},
+    )  # fmt: skip
+    path = write_adaptive_decisions(tmp_path, decide_adaptive(tmp_path, KEY, "2.13.0"))
+    assert evidence_of(path) == {
+        "opinfo/add/forward/float32/0": ["crash_record", "crashed"]
+    }
+
+
+def test_unreadable_history_is_listed_not_fatal(tmp_path: Path) -> None:
+    """A corrupt history file is recorded in 'skipped' and the rest still decides."""
+    history(tmp_path, [rec("add", Status.CRASHED, SEGV)])
+    (tmp_path / f"{KEY}_history" / "0000-bad.json").write_text("{oops")
+    decisions = decide_adaptive(tmp_path, KEY, "2.13.0")
+    assert decisions.isolate("opinfo/add/forward/float32/0")
+    assert [s["source"] for s in decisions.skipped] == [f"{KEY}_history/0000-bad.json"]
+    text = json.dumps(decisions.to_dict())
+    assert str(tmp_path) not in text
+
+
+def test_no_results_dir_means_no_decisions(tmp_path: Path) -> None:
+    """A first run (nothing on disk) isolates nothing and still writes its file."""
+    decisions = decide_adaptive(tmp_path / "missing", KEY, "2.13.0")
+    assert decisions.cases == {}
+    data = json.loads(write_adaptive_decisions(tmp_path, decisions).read_text())
+    assert data["decisions"] == [] and data["torch_family"] == "2.13"
+
+
+def test_cli_writes_decisions(tmp_path: Path) -> None:
+    """``torchcts-isolate adaptive --write`` writes the decision file."""
+    history(tmp_path, [rec("add", Status.CRASHED, SEGV)])
+    args = ["adaptive", str(tmp_path), "--run-key", KEY, "--torch-version", "2.13.0"]
+    assert main([*args, "--write"]) == 0
+    assert evidence_of(adaptive_path(tmp_path, KEY)) == {
+        "opinfo/add/forward/float32/0": ["crashed"]
+    }
