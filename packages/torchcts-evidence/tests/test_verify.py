@@ -240,3 +240,16 @@ def test_an_interrupted_run_verifies_from_its_journal(tmp_path: Path) -> None:
     assert result.ok, result.problems
     assert result.submission["result"] == f"results/{RUN_KEY}_journal.jsonl"
     assert "completed normally  False" in format_verification(result)
+
+
+def test_submission_claims_must_agree_with_the_run(good: Path, tmp_path: Path) -> None:
+    """A SUBMISSION.json claiming another backend or completion than the run is rejected."""
+
+    def lie(body: dict) -> None:  # type: ignore[type-arg]
+        body["completed_normally"] = False
+        body["hardware_key"] = "nvidia-h200"
+
+    bad = _write(tmp_path / "bad.zip", _with_submission(_members(good), lie))
+    problems = _problems(bad)
+    assert "completed_normally False differs from the run's True" in problems
+    assert "hardware_key 'nvidia-h200' differs" in problems

@@ -61,16 +61,16 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
     """The files of the run in `results_dir`; refuses an empty or unexecuted run."""
     if not results_dir.is_dir():
         raise EvidenceError(f"{results_dir}: not a directory")
-    if not any(p.name != "README.md" for p in results_dir.iterdir()):
+    keys = sorted(run_keys(results_dir))
+    if not keys:
         raise EvidenceError(
-            f"{results_dir}: empty results directory; run TorchCTS first"
+            f"{results_dir}: empty results directory (no *_latest.json or "
+            "*_journal.jsonl); run TorchCTS first, then archive its results"
         )
-    if run_key is None:
-        keys = sorted(run_keys(results_dir))
-        if len(keys) > 1:
-            raise EvidenceError(
-                f"{results_dir}: several runs ({', '.join(keys)}); pick one with --run-key"
-            )
+    if run_key is None and len(keys) > 1:
+        raise EvidenceError(
+            f"{results_dir}: several runs ({', '.join(keys)}); pick one with --run-key"
+        )
     try:
         source = find_latest(results_dir, run_key=run_key)
         artifact = load_result(source)

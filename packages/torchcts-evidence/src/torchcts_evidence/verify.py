@@ -33,6 +33,12 @@ from torchcts_evidence.archive import (
     sha256_of,
 )
 
+# fields SUBMISSION.json repeats from the run metadata; they must agree
+CONSISTENT_KEYS = (
+    "backend", "device", "hardware_key", "torch_version", "torchcts_version",
+    "manifest_digest", "completed_normally",
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -256,9 +262,11 @@ def _load(
         except ArtifactError as exc:
             problems.append(str(exc).replace(str(root) + "/", ""))
             return None
-    if artifact.metadata.manifest_digest != body.get("manifest_digest"):
-        problems.append(
-            f"{body['result']}: the run's manifest digest "
-            f"{artifact.metadata.manifest_digest} differs from {SUBMISSION_NAME}'s"
-        )
+    meta = artifact.metadata.to_dict()
+    for key in CONSISTENT_KEYS:
+        if meta.get(key) != body.get(key):
+            problems.append(
+                f"{SUBMISSION_NAME}: {key} {body.get(key)!r} differs from the run's "
+                f"{meta.get(key)!r} in {body['result']}"
+            )
     return artifact
