@@ -1,0 +1,106 @@
+"""The render command line, `python -m torchcts_report`, and the import boundary."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from torchcts_report.cli import main
+
+
+def test_render_writes_three_files_beside_the_artifact(tmp_path, syn, capsys):
+    """render DIR writes <key>.md, .html and .junit.xml into the results dir."""
+    syn.write(tmp_path, syn.artifact())
+    assert main(["render", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out.split()
+    names = sorted(p.rsplit("/", 1)[-1] for p in printed)
+    assert names == [
+        "simdev_x86-64-2cpu.html",
+        "simdev_x86-64-2cpu.junit.xml",
+        "simdev_x86-64-2cpu.md",
+    ]
+    assert all((tmp_path / n).exists() for n in names)
+
+
+def test_render_an_artifact_file_and_out_dir(tmp_path, syn):
+    """render ARTIFACT --out DIR writes there instead of beside the artifact."""
+    history = syn.write(tmp_path, syn.artifact())
+    out = tmp_path / "reports"
+    assert main(["render", str(history), "--out", str(out)]) == 0
+    assert (out / "simdev_x86-64-2cpu.md").exists()
+    assert not (tmp_path / "simdev_x86-64-2cpu.md").exists()
+
+
+def test_render_reference_file_writes_into_results_dir(tmp_path, syn):
+    """render of <key>_latest.json (a reference) writes the reports beside it."""
+    syn.write(tmp_path, syn.artifact())
+    assert main(["render", str(tmp_path / "simdev_x86-64-2cpu_latest.json")]) == 0
+    assert (tmp_path / "simdev_x86-64-2cpu.html").exists()
+
+
+def test_render_needs_a_run_key_when_several(tmp_path, syn, capsys):
+    """Several runs in one dir: an error naming them, then --run-key picks one."""
+    syn.write(tmp_path, syn.artifact())
+    syn.write(tmp_path, syn.artifact(run_key="cpu_other"))
+    assert main(["render", str(tmp_path)]) == 2
+    assert "several run keys (cpu_other, simdev_x86-64-2cpu)" in capsys.readouterr().err
+    assert main(["render", str(tmp_path), "--run-key", "cpu_other"]) == 0
+    assert (tmp_path / "cpu_other.md").exists()
+    assert not (tmp_path / "simdev_x86-64-2cpu.md").exists()
+
+
+def test_render_bad_input_is_one_line(tmp_path, capsys):
+    """A corrupt artifact is exit 2 with one line naming the file, no traceback."""
+    bad = tmp_path / "k_latest.json"
+    bad.write_text('{"format": "torchcts-result", "format_vers')
+    assert main(["render", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "k_latest.json" in err and "Traceback" not in err
+
+
+def test_render_journal_of_an_interrupted_run(tmp_path, syn):
+    """A run killed mid-way (journal only) renders as a partial run."""
+    from torchcts_schema import JournalWriter, journal_path
+
+    meta = syn.metadata(completed_normally=False, ended_at=None)
+    with JournalWriter(journal_path(tmp_path, meta.run_key)) as journal:
+        journal.run_start(meta)
+        journal.case(syn.record("add"))
+    assert main(["render", str(tmp_path)]) == 0
+    text = (tmp_path / f"{meta.run_key}.md").read_text()
+    assert "Partial run" in text and "1 case record(s)" in text
+
+
+def test_python_dash_m_render(tmp_path, syn):
+    """`python -m torchcts_report render DIR --run-key KEY` works as the runner calls it."""
+    syn.write(tmp_path, syn.artifact())
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torchcts_report",
+            "render",
+            str(tmp_path),
+            "--run-key",
+            "simdev_x86-64-2cpu",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "simdev_x86-64-2cpu.junit.xml").exists()
+
+
+def test_no_torch_or_pytest_imported():
+    """The report package imports neither torch nor pytest (reviewers lack them)."""
+    code = (
+        "import sys, torchcts_report, torchcts_report.cli;"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest'));"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
