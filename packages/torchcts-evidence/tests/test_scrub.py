@@ -49,10 +49,28 @@ def test_ordinary_slashes_are_left_alone() -> None:
     assert scrub_text(text, IDENT) == text
 
 
-def test_short_names_are_masked_only_as_whole_tokens() -> None:
-    """A two-letter host name is masked as a token but not inside other words."""
-    ident = HostIdentity(host_names=("vm",))
-    assert scrub_text("on vm: simdev_vmap", ident) == "on <host>: simdev_vmap"
+def test_names_are_masked_only_as_whole_tokens() -> None:
+    """A name is masked between non-alphanumerics but never inside a longer word."""
+    ident = HostIdentity(user_names=("alice",))
+    text = "alice@box /tmp/pytest-of-alice malice alice2 ALICE_x"
+    assert scrub_text(text, ident) == (
+        "<user>@box <path>/pytest-of-<user> malice alice2 <user>_x"
+    )
+
+
+def test_current_identity_ignores_tiny_and_generic_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Host 'vm' and user 'torch' identify nobody and would corrupt artifacts."""
+    monkeypatch.setattr(socket, "gethostname", lambda: "vm")
+    monkeypatch.setattr(getpass, "getuser", lambda: "torch")
+    for var in ("USER", "USERNAME", "LOGNAME"):
+        monkeypatch.delenv(var, raising=False)
+    ident = HostIdentity.current()
+    assert ident.host_names == () and ident.user_names == ()
+    assert scrub_text('{"torch_version": "2.13"} on vm', ident) == (
+        '{"torch_version": "2.13"} on vm'
+    )
 
 
 def test_find_identity_reports_what_leaks() -> None:

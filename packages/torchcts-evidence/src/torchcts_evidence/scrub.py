@@ -17,13 +17,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-# Names that identify nobody and appear in ordinary text ("root cause",
-# "torchcts_runner"); replacing them would corrupt results without protecting anyone.
+# Names that identify nobody and are words of ordinary results ("root cause",
+# "torchcts_runner", "torch_version"); masking them would corrupt artifacts (even JSON
+# keys) without protecting anyone.
 GENERIC_NAMES = frozenset(
-    {"root", "user", "admin", "runner", "localhost", "ubuntu", "docker", "nobody"}
-)
-# Shorter names are replaced only as whole tokens, or "vm" would eat "simdev_vmap".
-MIN_SUBSTRING_NAME = 4
+    {
+        "root", "user", "admin", "runner", "localhost", "ubuntu", "docker", "nobody",
+        "torch", "torchcts", "python", "test", "cpu", "gpu", "cuda", "mps", "xpu",
+        "meta", "simdev", "dev", "host", "path",
+    }
+)  # fmt: skip
+# A host or user name this short (e.g. host "vm") identifies nobody; masking it
+# would still eat ordinary tokens, so the current identity ignores it.
+MIN_NAME = 3
 
 _SEGMENT = r"[\w.+@%~=,-]+"
 # An absolute POSIX path: a '/' that does not follow a word, URL, tag or path
@@ -137,16 +143,16 @@ def _dir_pattern(directory: str) -> re.Pattern[str]:
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
+    # whole tokens only (between non-alphanumerics: "pytest-of-alice", "alice@box",
+    # "alice.local"), so a name never eats part of a longer word; the literal comes
+    # first and the lookbehind after it, so the engine searches for the literal
     escaped = re.escape(name)
-    if len(name) >= MIN_SUBSTRING_NAME:
-        return re.compile(escaped, re.IGNORECASE)
-    # the literal first, then the lookbehind, so the engine can search for the literal
     before = r"(?<![A-Za-z0-9]" + escaped + ")"
     return re.compile(escaped + before + r"(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def _names(values: Iterable[str]) -> tuple[str, ...]:
-    kept = {v for v in values if v and v.lower() not in GENERIC_NAMES}
+    kept = {v for v in values if len(v) >= MIN_NAME and v.lower() not in GENERIC_NAMES}
     return tuple(sorted(kept, key=lambda v: (-len(v), v)))
 
 
