@@ -170,7 +170,10 @@ def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
 def _submission(data: dict[str, bytes], problems: list[str]) -> dict[str, Any]:
     raw = data.get(SUBMISSION_NAME)
     if raw is None:
-        problems.append(f"missing required file {SUBMISSION_NAME}")
+        problems.append(
+            f"missing required file {SUBMISSION_NAME} (a plain zip of results/? build "
+            "the archive with: torchcts-evidence archive results)"
+        )
         return {}
     try:
         body = json.loads(raw.decode("utf-8"))
