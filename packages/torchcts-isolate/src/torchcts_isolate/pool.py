@@ -39,7 +39,7 @@ def run_isolated(
             payload, timeout_s=timeout_s, heartbeat_s=heartbeat_s, memory_mb=memory_mb
         )
     finally:
-        child.close()
+        child.close(graceful=False)  # the case is over; no need to wait for an exit
 
 
 class WarmPool:
@@ -101,7 +101,7 @@ class WarmPool:
             self._children.remove(child)
             self.replaced += 0 if healthy else 1
             self._fill()  # the replacement imports while the caller records this case
-            child.close()
+            child.close(graceful=healthy)
         return outcome
 
     def pids(self) -> list[int]:

@@ -231,9 +231,10 @@ class Child:
             self.proc.wait(timeout=10)
         self.ready = False
 
-    def close(self) -> None:
-        """End the child (stdin EOF first, for a clean exit) and remove its files."""
-        if self.proc.poll() is None:
+    def close(self, *, graceful: bool = True) -> None:
+        """End the child (stdin EOF first when ``graceful``, so it exits cleanly),
+        kill whatever is left of its group and remove its files."""
+        if graceful and self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
