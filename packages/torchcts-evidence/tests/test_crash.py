@@ -136,3 +136,14 @@ def test_accept_refuses_an_invalid_rule(tmp_path: Path) -> None:
     with pytest.raises(EvidenceError, match="review_after"):
         accept_packet(path, ledger, {**REVIEW, "review_after": "soon"}, IDENT)
     assert not ledger.exists()
+
+
+def test_malformed_crash_record_is_one_clear_error(tmp_path: Path) -> None:
+    """A crash record with a wrong-typed key is refused naming the file and key."""
+    project = make_project(tmp_path / "p")
+    path = write_crash_record(project.results)
+    record = json.loads(path.read_text())
+    record["crash"] = "SIGSEGV"
+    path.write_text(json.dumps(record))
+    with pytest.raises(EvidenceError, match="key 'crash' is not a dict"):
+        build_packet(project.results, CRASH_CASE, IDENT)

@@ -253,3 +253,19 @@ def test_submission_claims_must_agree_with_the_run(good: Path, tmp_path: Path) -
     problems = _problems(bad)
     assert "completed_normally False differs from the run's True" in problems
     assert "hardware_key 'nvidia-h200' differs" in problems
+
+
+def test_names_differing_only_in_case_are_rejected(good: Path, tmp_path: Path) -> None:
+    """Two members that collide on a case-insensitive file system are rejected."""
+    members = _listed(_members(good), "results/A.txt", b"a")
+    bad = _write(tmp_path / "bad.zip", _listed(members, "results/a.txt", b"b"))
+    assert "only in case" in _problems(bad)
+
+
+def test_file_and_directory_with_one_name_are_rejected(
+    good: Path, tmp_path: Path
+) -> None:
+    """A member that is also another member's directory cannot be extracted."""
+    members = _listed(_members(good), "results/x", b"a")
+    bad = _write(tmp_path / "bad.zip", _listed(members, "results/x/y", b"b"))
+    assert "cannot be extracted" in _problems(bad)

@@ -31,6 +31,11 @@ from torchcts_evidence.scrub import HostIdentity, scrub_text
 PACKET_FORMAT = "torchcts-crash-candidate"
 PACKET_VERSION = 1
 RUNLOG_TAIL_LINES = 32
+_RECORD_TYPES: dict[str, type] = {
+    "case_id": str, "node_id": str, "crash": dict, "environment": dict,
+    "runlog_tail": list, "stderr_tail": str, "traceback": str, "repro_script": str,
+    "repro_command": list,
+}  # fmt: skip
 _FUTURE = re.compile(r"^from __future__ import .*$", re.MULTILINE)
 
 
@@ -48,6 +53,11 @@ def find_crash_record(
             raise EvidenceError(f"{path}: unreadable crash record ({exc})") from None
         if not isinstance(record, dict):
             raise EvidenceError(f"{path}: crash record is not a JSON object")
+        for key, kind in _RECORD_TYPES.items():
+            if record.get(key) is not None and not isinstance(record[key], kind):
+                raise EvidenceError(
+                    f"{path}: crash record key {key!r} is not a {kind.__name__}"
+                )
         if case_id in (
             record.get("case_id"),
             case_id_for_node(str(record.get("node_id"))),

@@ -89,7 +89,7 @@ def verify_archive(path: Path, limits: Limits | None = None) -> Verification:
                 result.problems.append(f"{info.filename}: cannot be read ({exc})")
     if result.problems:
         return result
-    result.submission = _submission(data, result.problems)
+    result.submission = _submission(data, result.problems, limits)
     if result.problems:
         return result
     _hashes(data, result.submission, result.problems)
@@ -104,13 +104,17 @@ def _structure(infos: list[zipfile.ZipInfo], limits: Limits) -> list[str]:
     if len(infos) > limits.max_members:
         return [f"{len(infos)} members (more than {limits.max_members})"]
     seen: set[str] = set()
+    folded: set[str] = set()
     total = 0
     for info in infos:
         name = info.filename
         problems += [f"{name!r}: {p}" for p in _name_problems(name)]
         if name in seen:
             problems.append(f"{name!r}: duplicate member name")
+        elif name.lower() in folded:
+            problems.append(f"{name!r}: differs from another member only in case")
         seen.add(name)
+        folded.add(name.lower())
         mode = info.external_attr >> 16
         if info.create_system == 3 and mode and stat.S_ISLNK(mode):
             problems.append(f"{name!r}: symbolic link (links are not accepted)")
@@ -167,7 +171,9 @@ def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
-def _submission(data: dict[str, bytes], problems: list[str]) -> dict[str, Any]:
+def _submission(
+    data: dict[str, bytes], problems: list[str], limits: Limits
+) -> dict[str, Any]:
     raw = data.get(SUBMISSION_NAME)
     if raw is None:
         problems.append(
@@ -175,9 +181,12 @@ def _submission(data: dict[str, bytes], problems: list[str]) -> dict[str, Any]:
             "the archive with: torchcts-evidence archive results)"
         )
         return {}
+    if len(raw) > limits.max_submission_bytes:
+        problems.append(f"{SUBMISSION_NAME}: {len(raw)} bytes is too large")
+        return {}
     try:
         body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:
         problems.append(f"{SUBMISSION_NAME}: not valid UTF-8 JSON ({exc})")
         return {}
     if not isinstance(body, dict) or body.get("format") != SUBMISSION_FORMAT:
@@ -243,6 +252,9 @@ def _manifest(
     except UnicodeDecodeError:
         problems.append(f"{MANIFEST_NAME}: not UTF-8 text")
         return
+    except (RecursionError, MemoryError, ValueError):
+        problems.append(f"{MANIFEST_NAME}: too deeply nested to read statically")
+        return
     except ArtifactError as exc:
         problems.append(str(exc))
         return
@@ -255,15 +267,24 @@ def _load(
 ) -> RunArtifact | None:
     with tempfile.TemporaryDirectory(prefix="torchcts-verify-") as tmp:
         root = Path(tmp)
-        for name, content in data.items():
-            if name.startswith(RESULTS_PREFIX):
-                target = root / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(content)
+        try:
+            for name, content in data.items():
+                if name.startswith(RESULTS_PREFIX):
+                    target = root / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(content)
+        except OSError as exc:
+            problems.append(
+                f"members cannot be extracted side by side ({exc.strerror})"
+            )
+            return None
         try:
             artifact = load_result(root / str(body["result"]))
         except ArtifactError as exc:
             problems.append(str(exc).replace(str(root) + "/", ""))
+            return None
+        except RecursionError:
+            problems.append(f"{body['result']}: too deeply nested JSON")
             return None
     meta = artifact.metadata.to_dict()
     for key in CONSISTENT_KEYS:
