@@ -157,3 +157,24 @@ def test_cli_writes_decisions(tmp_path: Path) -> None:
     assert evidence_of(adaptive_path(tmp_path, KEY)) == {
         "opinfo/add/forward/float32/0": ["crashed"]
     }
+
+
+def test_set_aside_journal_counts(tmp_path: Path) -> None:
+    """Crashes in a journal a fresh run set aside (.prev) still isolate."""
+    prev = tmp_path / f"{KEY}_journal.jsonl.prev"
+    with JournalWriter(prev) as journal:
+        journal.run_start(meta(started="2026-11-30T03:00:00Z"))
+        journal.case(rec("pow", Status.CRASHED, CrashInfo(CrashKind.TIMEOUT)))
+    decisions = decide_adaptive(tmp_path, KEY, "2.13.0")
+    assert decisions.isolate("opinfo/pow/forward/float32/0")
+    assert decisions.cases["opinfo/pow/forward/float32/0"][0]["source"] == prev.name
+
+
+def test_user_interrupt_is_not_evidence(tmp_path: Path) -> None:
+    """A case in flight when the user pressed Ctrl-C is not treated as a crash."""
+    node = node_id_for_case("opinfo/mul/forward/float32/0")
+    with JournalWriter(journal_path(tmp_path, KEY)) as journal:
+        journal.run_start(meta(started="2026-11-30T02:00:00Z"))
+        journal.diagnostic("interrupted_in_flight", [node])
+    (tmp_path / f"{KEY}_runlog.txt").write_text(f"00000001 t main {node}\n")
+    assert not decide_adaptive(tmp_path, KEY, "2.13.0").cases

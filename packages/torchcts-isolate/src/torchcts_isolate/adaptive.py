@@ -1,9 +1,11 @@
 """Adaptive isolation: cases that took a process down before run isolated next time.
 
 Evidence comes from earlier results of the same run key and PyTorch minor family:
-crashed records in the history artifacts and the latest result (journal included),
+crashed records in the history artifacts, the latest result (journal included) and a
+journal a fresh run set aside (``<key>_journal.jsonl.prev``),
 crash records in ``<key>_crashes/``, and the runlog's last start of each worker that
-has no record (the case that was running when the process died). Each decision is
+has no record (the case that was running when the process died; a user interrupt,
+which the runner lists as ``interrupted_in_flight``, is not evidence). Each decision is
 written with its evidence to ``<key>_adaptive_isolation.json``, so a reviewer can see
 why a case ran isolated. Unreadable files are listed there too, never fatal.
 """
@@ -23,6 +25,7 @@ from torchcts_schema import (
     find_latest,
     history_dir,
     load_result,
+    rebuild_from_journal,
     torch_minor_family,
     write_atomic,
 )
@@ -95,6 +98,11 @@ def decide_adaptive(
     histories = sorted(history_dir(results_dir, run_key).glob("*.json"))
     for path in histories[-history_limit:] if history_limit > 0 else []:
         _from_artifact(decisions, results_dir, path, family)
+    previous = results_dir / f"{run_key}_journal.jsonl.prev"
+    if previous.is_file():  # an unfinished run a fresh run set aside
+        _from_artifact(
+            decisions, results_dir, previous, family, _load_journal(decisions, previous)
+        )
     latest = _latest(decisions, results_dir, run_key, family)
     _from_crash_records(decisions, results_dir, run_key, family)
     if latest is not None:
@@ -139,6 +147,15 @@ def _load(
         return None
 
 
+def _load_journal(decisions: AdaptiveDecisions, path: Path) -> RunArtifact | None:
+    try:
+        return rebuild_from_journal(path)
+    except (ArtifactError, OSError, ValueError) as exc:
+        problem = exc.problem if isinstance(exc, ArtifactError) else str(exc)
+        decisions.skipped.append({"source": path.name, "why": problem[:300]})
+        return None
+
+
 def _from_artifact(
     decisions: AdaptiveDecisions,
     root: Path,
@@ -146,7 +163,8 @@ def _from_artifact(
     family: tuple[int, int] | None,
     artifact: RunArtifact | None = None,
 ) -> None:
-    artifact = artifact or _load(decisions, root, path)
+    if artifact is None:
+        artifact = _load(decisions, root, path)
     if artifact is None:
         return
     source = _rel(path, root)
@@ -249,6 +267,8 @@ def _from_runlog(
             if worker not in last or last[worker][0] < seq:
                 last[worker] = (seq, node)
     recorded = {r.case_id for r in latest.results} | {r.case_id for r in latest.not_run}
+    interrupted = latest.diagnostics.get("interrupted_in_flight") or []
+    recorded |= {case_id_for_node(str(n)) or str(n) for n in interrupted}
     source = _rel(path, root)
     for worker, (_seq, node) in sorted(last.items()):
         case_id = case_id_for_node(node)

@@ -60,6 +60,8 @@ def _heartbeat(channel: _Channel, interval: float, parent: int) -> None:
                 channel.send({"t": "hb"})
         except OSError:
             _die()
+        except MemoryError:
+            continue  # the case hit its memory cap; the beat must not die with it
 
 
 def _die() -> None:
@@ -98,8 +100,8 @@ def _limit_memory(memory_mb: int | None) -> tuple[int, int] | None:
     try:
         with open("/proc/self/statm", encoding="ascii") as fh:
             current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        current = 0
+    except (OSError, ValueError):
+        return None  # without /proc the baseline is unknown: no cap (Linux only)
     wanted = current + memory_mb * 1024 * 1024
     if old[1] != resource.RLIM_INFINITY:
         wanted = min(wanted, old[1])

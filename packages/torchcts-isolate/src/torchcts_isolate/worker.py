@@ -42,6 +42,7 @@ class Child:
         beat_interval_s: float = BEAT_INTERVAL_S,
     ) -> None:
         self.entry = entry
+        self.beat_interval_s = beat_interval_s
         self.dir = Path(tempfile.mkdtemp(prefix="torchcts-isolate-"))
         self.out_path = self.dir / "stdout.txt"
         self.err_path = self.dir / "stderr.txt"
@@ -104,6 +105,11 @@ class Child:
         memory_mb: int | None,
     ) -> IsolatedOutcome:
         """Run one payload and say how it ended; the child may be dead afterwards."""
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be positive, not {timeout_s!r}")
+        if heartbeat_s is not None:
+            # a limit shorter than a few beats would call a healthy case hung
+            heartbeat_s = max(heartbeat_s, 3 * self.beat_interval_s)
         began = time.monotonic()
         offsets = [
             file_size(p) for p in (self.out_path, self.err_path, self.fault_path)
