@@ -49,8 +49,19 @@ _METADATA_DICTS = ("counts", "options", "probes")
 def check_artifact(artifact: RunArtifact, where: str) -> None:
     """Raise `ArtifactError` naming `where`, the case and the field of a wrong type."""
     _check_metadata(artifact.metadata, where)
-    for record in artifact.records:
-        _check_record(record, where)
+    records = artifact.records
+    # one set of types per field is cheap; only a field with a stranger looks closer
+    for name, allowed in _RECORD_TYPES.items():
+        seen = {type(getattr(r, name)) for r in records}
+        if not seen <= set(allowed) or (bool in seen and bool not in allowed):
+            for record in records:
+                _check_record(record, where)
+    crashes = [r for r in records if isinstance(r.crash, CrashInfo)]
+    for name in _CRASH_TYPES:
+        seen = {type(getattr(r.crash, name)) for r in crashes}
+        if not seen <= set(_CRASH_TYPES[name]):
+            for record in crashes:
+                _check_record(record, where)
     if not isinstance(artifact.diagnostics, dict):
         raise ArtifactError(where, "diagnostics is not an object")
 

@@ -149,6 +149,7 @@ def quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
+@lru_cache(maxsize=64)
 def _manifest_from_command(command: str) -> str | None:
     try:
         argv = shlex.split(command)

@@ -7,7 +7,7 @@ of characters XML 1.0 cannot hold before it is escaped, so the file always parse
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
 
 from torchcts_schema import NOT_RUN_MEANINGS, CaseRecord, RunMetadata, Status
 
@@ -62,20 +62,14 @@ def render_junit(report: ReportInput) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _totals(records: Iterable[CaseRecord]) -> str:
-    tests = failures = errors = skipped = 0
-    time = 0.0
-    for record in records:
-        tests += 1
-        if record.status is Status.FAILED:
-            failures += 1
-        elif record.status in (Status.ERROR, Status.UNSUPPORTED, Status.CRASHED):
-            errors += 1
-        elif record.status in (Status.NOT_RUN, Status.SKIPPED):
-            skipped += 1
-        time += record.duration_s or 0.0
+def _totals(records: list[CaseRecord]) -> str:
+    counts = Counter(r.status for r in records)
+    failures = counts[Status.FAILED]
+    errors = counts[Status.ERROR] + counts[Status.UNSUPPORTED] + counts[Status.CRASHED]
+    skipped = counts[Status.NOT_RUN] + counts[Status.SKIPPED]
+    time = sum(r.duration_s or 0.0 for r in records)
     return (
-        f' tests="{tests}" failures="{failures}" errors="{errors}" '
+        f' tests="{len(records)}" failures="{failures}" errors="{errors}" '
         f'skipped="{skipped}" time="{time:.3f}"'
     )
 

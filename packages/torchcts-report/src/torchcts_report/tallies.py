@@ -73,12 +73,10 @@ def tally(
     sort_key: Callable[[str], tuple[Any, ...]] | None = None,
 ) -> list[TallyRow]:
     """Rows of per-status counts grouped by `label_of`, sorted by label."""
-    grouped: dict[str, Counter[Status]] = {}
-    for record in records:
-        grouped.setdefault(label_of(record), Counter())[record.status] += 1
-    labels = sorted(grouped, key=sort_key or _label_order)
+    pairs = Counter((label_of(r), r.status) for r in records)
+    labels = sorted({label for label, _ in pairs}, key=sort_key or _label_order)
     return [
-        TallyRow(label, tuple(grouped[label].get(s, 0) for s in STATUSES))
+        TallyRow(label, tuple(pairs.get((label, s), 0) for s in STATUSES))
         for label in labels
     ]
 
