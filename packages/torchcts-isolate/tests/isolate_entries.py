@@ -75,3 +75,8 @@ def grandchild(payload: dict[str, Any]) -> dict[str, Any]:
 def not_a_dict(payload: dict[str, Any]) -> Any:
     """Return something that is not a JSON object."""
     return [1, 2, 3]
+
+
+def loaded(payload: dict[str, Any]) -> dict[str, Any]:
+    """Which of the named modules this child has imported."""
+    return {"loaded": [m for m in payload["names"] if m in sys.modules]}

@@ -100,3 +100,21 @@ def test_children_exit_when_parent_dies(
     pids = json.loads(done.stdout)
     assert len(pids) == 2
     assert all(gone(pid) for pid in pids)
+
+
+def test_preload_imports_before_first_case(entry_env: dict[str, str]) -> None:
+    """Preloaded modules are already imported when the first case arrives."""
+    names = ["isolate_preloaded", "isolate_entries"]
+    with WarmPool("isolate_entries:loaded", env=entry_env, preload=names[:1]) as pool:
+        outcome = pool.run({"names": names}, timeout_s=20, heartbeat_s=10)
+    assert outcome.result == {"loaded": names}
+
+
+def test_failing_preload_is_reported(entry_env: dict[str, str]) -> None:
+    """A preload that cannot be imported fails the child's start, visibly."""
+    with WarmPool(
+        "isolate_entries:echo", env=entry_env, preload=["no_such_backend_xyz"]
+    ) as pool:
+        outcome = pool.run({}, timeout_s=20, heartbeat_s=10)
+    assert outcome.result is None and outcome.exception is not None
+    assert "no_such_backend_xyz" in outcome.exception

@@ -1,8 +1,10 @@
 """The child interpreter: import the entry once, then run payloads until stdin closes.
 
-Started as ``python <this file> ENTRY RESULT_FD FAULT_FILE HEARTBEAT_S`` by
+Started as ``python <this file> ENTRY RESULT_FD FAULT_FILE HEARTBEAT_S [MODULE...]`` by
 `torchcts_isolate.worker`. It is run by path and imports nothing from torchcts, so a
-fresh child costs an interpreter start plus the entry's own imports, nothing more. Requests arrive as JSON lines on stdin; everything the
+fresh child costs an interpreter start plus the entry's own imports, nothing more.
+The optional MODULEs are imported before the child says it is ready, so a warm child
+has already paid for torch and the backend. Requests arrive as JSON lines on stdin; everything the
 parent needs comes back as JSON lines on the inherited ``RESULT_FD`` pipe, so the case's
 own stdout and stderr stay untouched for the tails. A heartbeat thread writes ``hb``
 messages: a native call that holds the GIL stops it, which is how the parent tells a
@@ -214,6 +216,8 @@ def main(argv: list[str]) -> int:
     _extend_sys_path()
     try:
         func = _load_entry(entry)
+        for module in argv[4:]:  # warm-up imports (torch, the backend) before "ready"
+            importlib.import_module(module)
     except BaseException as exc:
         channel.send(
             {

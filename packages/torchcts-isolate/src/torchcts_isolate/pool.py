@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from torchcts_isolate.outcome import IsolatedOutcome
@@ -48,6 +49,8 @@ class WarmPool:
     ``size`` children are kept started; the parent uses one at a time, so any beyond
     the first are spares that take over the moment a child is lost. ``recycle_after``
     retires a healthy child after that many cases (for backends that leak state).
+    ``preload`` names modules a child imports before it counts as warm (torch, the
+    backend), so the first case a child runs does not pay for them.
     Closing the pool (or the parent's exit) ends every child and its group; a child
     whose parent dies notices its control pipe closing and exits.
     """
@@ -61,6 +64,7 @@ class WarmPool:
         memory_mb: int | None = None,
         recycle_after: int | None = None,
         beat_interval_s: float = BEAT_INTERVAL_S,
+        preload: Sequence[str] = (),
     ) -> None:
         if size < 1:
             raise ValueError(f"WarmPool size must be at least 1, not {size}")
@@ -70,6 +74,7 @@ class WarmPool:
         self.memory_mb = memory_mb
         self.recycle_after = recycle_after
         self.beat_interval_s = beat_interval_s
+        self.preload = tuple(preload)
         self.replaced = 0  # children thrown away after a crash, hang or error
         self._children: list[Child] = []
         self._closed = False
@@ -133,7 +138,12 @@ class WarmPool:
     def _fill(self) -> None:
         while len(self._children) < self.size:
             self._children.append(
-                Child(self.entry, env=self.env, beat_interval_s=self.beat_interval_s)
+                Child(
+                    self.entry,
+                    env=self.env,
+                    beat_interval_s=self.beat_interval_s,
+                    preload=self.preload,
+                )
             )
 
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ class Child:
         *,
         env: dict[str, str] | None = None,
         beat_interval_s: float = BEAT_INTERVAL_S,
+        preload: Sequence[str] = (),
     ) -> None:
         self.entry = entry
         self.beat_interval_s = beat_interval_s
@@ -56,7 +58,7 @@ class Child:
         full_env.setdefault("PYTHONUNBUFFERED", "1")
         full_env[_child_module.SYSPATH_ENV] = json.dumps([p for p in sys.path if p])
         argv = [sys.executable, _CHILD_FILE, entry, str(write_fd)]
-        argv += [str(self.fault_path), str(beat_interval_s)]
+        argv += [str(self.fault_path), str(beat_interval_s), *preload]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
                 argv,

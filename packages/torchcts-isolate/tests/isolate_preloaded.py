@@ -1,0 +1,3 @@
+"""A module the preload test imports before the child is ready."""
+
+LOADED = True
