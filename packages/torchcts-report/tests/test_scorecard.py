@@ -224,7 +224,40 @@ def test_probe_section_without_probes(tmp_path, syn):
     """A run without probe data says so rather than showing an empty table."""
     text = _render(tmp_path, syn, syn.artifact(probes={}))
     assert "The run recorded no probe counts." in text
-    assert "No probe failure records were found." in text
+    assert "No probe rows or probe failure records were found." in text
+
+
+def test_probe_table_from_run_diagnostics(tmp_path, syn):
+    """The runner's full probe table (diagnostics) is shown in its order, fails counted."""
+    art = syn.artifact(probes={"pass": 2, "fail": 1, "total": 3})
+    rows = [
+        {"kind": "import", "probe": "backend simdev", "status": "pass", "note": ""},
+        {
+            "kind": "dtype",
+            "probe": "float16 create/copy/add",
+            "status": "fail",
+            "note": "copy changed the values",
+        },
+        {"kind": "capability", "probe": "views", "status": "pass", "note": ""},
+    ]
+    art.diagnostics["probes"] = {"counts": {"pass": 2}, "rows": rows}
+    syn.write(tmp_path, art)
+    # the same failure also sits in a failure file: it must not be listed twice
+    (tmp_path / "simdev_x86-64-2cpu_harness_probe_failures_5.jsonl").write_text(
+        json.dumps(rows[1]) + "\n"
+    )
+    text = render_markdown(load_input(tmp_path))
+    probes = _section(text, "Diagnostic probes")
+    assert "fail: 1, pass: 2, total: 3" in probes
+    lines = [line for line in probes.splitlines() if line.startswith("| ")]
+    assert lines[1:] == [
+        "| import | backend simdev | pass |  |",
+        "| dtype | float16 create/copy/add | fail | copy changed the values |",
+        "| capability | views | pass |  |",
+    ]
+    fix = _section(text, "Next fix")
+    assert "0 case(s) and 1 probe failure(s)" in fix
+    assert "`probes`" not in _section(text, "Diagnostics")
 
 
 def test_crash_records_list_every_crash_and_evidence(tmp_path, syn):

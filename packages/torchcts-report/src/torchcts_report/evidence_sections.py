@@ -13,10 +13,11 @@ from typing import Any
 from torchcts_schema import CaseRecord, Status
 
 from torchcts_report.clusters import quote
-from torchcts_report.inputs import ReportInput
-from torchcts_report.text import clean, md, md_block, md_code, table
+from torchcts_report.inputs import ReportInput, probe_rows
+from torchcts_report.text import md, md_block, md_code, table
 
 MAX_CRASH_DETAILS = 50
+SHOWN_ELSEWHERE = frozenset({"probes"})  # the probe table shows it in full
 PROBE_COLUMNS = ("kind", "probe", "status", "note")
 
 
@@ -120,14 +121,14 @@ def _crash_detail(record: dict[str, Any]) -> str:
 
 
 def probe_section(report: ReportInput) -> str:
-    """The probe table: pass/fail/total counts, then every failing probe."""
+    """The probe table: pass/fail/total counts, then the rows the run recorded."""
     parts = ["## Diagnostic probes", ""]
     counts = report.artifact.metadata.probes
     if counts:
-        parts.append(", ".join(f"{md(k)}: {int(counts[k])}" for k in sorted(counts)))
+        parts.append(", ".join(f"{md(k)}: {counts[k]}" for k in sorted(counts)))
     else:
         parts.append("The run recorded no probe counts.")
-    rows = sorted(report.probe_failures, key=_probe_sort_key)
+    rows = probe_rows(report)
     parts.append("")
     if rows:
         parts.append(
@@ -137,24 +138,20 @@ def probe_section(report: ReportInput) -> str:
             )
         )
     else:
-        parts.append("No probe failure records were found.")
+        parts.append("No probe rows or probe failure records were found.")
     parts += ["", "Probe failures are diagnostic: they never change what runs."]
     return "\n".join(parts)
-
-
-def _probe_sort_key(row: dict[str, Any]) -> tuple[str, ...]:
-    cells = tuple(clean(row.get(c, "")) for c in PROBE_COLUMNS)
-    return (*cells, json.dumps(row, sort_keys=True, default=str))
 
 
 def diagnostics_section(report: ReportInput) -> str:
     """Run-level diagnostics and any evidence file that could not be read."""
     parts = ["## Diagnostics", ""]
     diagnostics = report.artifact.diagnostics
-    if diagnostics:
+    shown = [k for k in sorted(diagnostics) if k not in SHOWN_ELSEWHERE]
+    if shown:
         parts.extend(
             f"- {md_code(k)}: {md_code(json.dumps(diagnostics[k], sort_keys=True, default=str), 300)}"
-            for k in sorted(diagnostics)
+            for k in shown
         )
     else:
         parts.append("The artifact holds no run-level diagnostics.")

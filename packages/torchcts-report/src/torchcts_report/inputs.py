@@ -39,6 +39,40 @@ class ReportInput:
     unreadable: list[tuple[str, str]] = field(default_factory=list)
 
 
+PASSING_PROBE = frozenset({"pass", "passed", "ok"})
+
+
+def probe_rows(report: ReportInput) -> list[dict[str, Any]]:
+    """Every probe row: the run's full table (diagnostics), then failure-file rows.
+
+    The run's own order is kept (import first, then device, dtypes, capabilities); a
+    row from a failure file that the table already holds is not repeated.
+    """
+    rows: list[dict[str, Any]] = []
+    recorded = report.artifact.diagnostics.get("probes")
+    if isinstance(recorded, dict) and isinstance(recorded.get("rows"), list):
+        rows.extend(r for r in recorded["rows"] if isinstance(r, dict))
+    seen = {_probe_identity(r) for r in rows}
+    for row in report.probe_failures:
+        if _probe_identity(row) not in seen:
+            seen.add(_probe_identity(row))
+            rows.append(row)
+    return rows
+
+
+def failing_probes(report: ReportInput) -> list[dict[str, Any]]:
+    """The probe rows whose status is not a pass."""
+    return [
+        r
+        for r in probe_rows(report)
+        if str(r.get("status", "")).lower() not in PASSING_PROBE
+    ]
+
+
+def _probe_identity(row: dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
 def results_dir_of(path: Path) -> Path:
     """The results directory an artifact path belongs to (history files sit one down)."""
     if path.is_dir():

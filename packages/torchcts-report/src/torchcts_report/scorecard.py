@@ -15,6 +15,7 @@ from torchcts_schema import (
     NEXT_FIX_MEANINGS,
     NOT_RUN_MEANINGS,
     STATUS_MEANINGS,
+    NextFix,
     NotRunReason,
     RunMetadata,
     Status,
@@ -26,7 +27,7 @@ from torchcts_report.evidence_sections import (
     diagnostics_section,
     probe_section,
 )
-from torchcts_report.inputs import ReportInput
+from torchcts_report.inputs import ReportInput, failing_probes
 from torchcts_report.tallies import (
     STATUSES,
     TallyRow,
@@ -137,11 +138,12 @@ def _next_fix_section(report: ReportInput) -> str:
         "In the order to work through them: each category invalidates or hides the "
         "ones after it.",
     ]
-    triage = build_triage(art.records, art.metadata, report.probe_failures)
+    failing = failing_probes(report)
+    triage = build_triage(art.records, art.metadata, failing)
     for number, item in enumerate(triage, start=1):
         extra = ""
-        if item.category.value == "configuration" and report.probe_failures:
-            extra = f" and {len(report.probe_failures)} probe failure(s)"
+        if item.category is NextFix.CONFIGURATION and failing:
+            extra = f" and {len(failing)} probe failure(s)"
         title = item.category.value.replace("_", " ")
         parts += ["", f"### {number}. {title}: {item.count} case(s){extra}", ""]
         parts.append(md(NEXT_FIX_MEANINGS[item.category]))
