@@ -201,3 +201,34 @@ def test_cli_merge_rejects_unsafe_run_key(tmp_path, syn, capsys):
     assert main(["merge", str(d), "--out", str(out), "--run-key", "../x"]) == 2
     assert "not a plain token" in capsys.readouterr().err
     assert not out.exists()
+
+
+def _sharded(syn, spec, name):  # type: ignore[no-untyped-def]
+    art = syn.artifact([syn.record(name)], options={"shard": spec})
+    return Shard(spec, art)
+
+
+def test_missing_shards_make_an_incomplete_result(syn):
+    """Merging 2 of 3 shards says which shard is missing and is not complete."""
+    merged = merge_artifacts([_sharded(syn, "1/3", "a"), _sharded(syn, "3/3", "b")])
+    assert merged.metadata.completed_normally is False
+    assert merged.diagnostics["missing_shards"] == ["2/3"]
+
+
+def test_all_shards_present_is_complete(syn):
+    """Every shard of the partition present: the merge is complete."""
+    merged = merge_artifacts([_sharded(syn, "2/2", "a"), _sharded(syn, "1/2", "b")])
+    assert merged.metadata.completed_normally is True
+    assert "missing_shards" not in merged.diagnostics
+
+
+def test_mixed_partitions_are_an_error(syn):
+    """Shards of a /2 and a /3 partition cannot be merged."""
+    with pytest.raises(MergeError, match=r"different partitions \(/2, /3\)"):
+        merge_artifacts([_sharded(syn, "1/2", "a"), _sharded(syn, "2/3", "b")])
+
+
+def test_bad_shard_option_is_named(syn):
+    """A shard option that is not I/N is an error naming the shard."""
+    with pytest.raises(MergeError, match="shard option 'x' is not I/N"):
+        merge_artifacts([_sharded(syn, "x", "a")])

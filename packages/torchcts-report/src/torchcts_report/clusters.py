@@ -32,6 +32,8 @@ _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.\-~]+){2,}")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 _SPACES = re.compile(r"\s+")
 SIGNATURE_LIMIT = 200
+# torchcts-run takes --manifest; under plain pytest the plugin's flag is longer
+_MANIFEST_FLAGS = ("--manifest", "--torchcts-manifest")
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,9 @@ def _manifest_from_command(command: str) -> str | None:
     except ValueError:
         return None
     for index, arg in enumerate(argv):
-        if arg == "--manifest" and index + 1 < len(argv):
+        if arg in _MANIFEST_FLAGS and index + 1 < len(argv):
             return argv[index + 1]
-        if arg.startswith("--manifest="):
-            return arg.split("=", 1)[1]
+        flag, _, value = arg.partition("=")
+        if value and flag in _MANIFEST_FLAGS:
+            return value
     return None

@@ -9,7 +9,7 @@ errors that name what differs.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ def merge_artifacts(shards: list[Shard], *, run_key: str | None = None) -> RunAr
                 raise MergeError(
                     shard.name, f"{what} {b!r} differs from {a!r} in {first.name}"
                 )
+    missing = _missing_shards(shards)
     key = run_key or _common_run_key(shards)
     merged: dict[str, tuple[CaseRecord, str]] = {}
     for shard in shards:
@@ -75,9 +76,31 @@ def merge_artifacts(shards: list[Shard], *, run_key: str | None = None) -> RunAr
                     f"{held[0].status.value} in {held[1]} (different results)",
                 )
     records = [merged[c][0] for c in sorted(merged)]
-    return RunArtifact.from_records(
-        _metadata(shards, key, records), records, _diagnostics(shards)
-    )
+    metadata = _metadata(shards, key, records)
+    diagnostics = _diagnostics(shards)
+    if missing:
+        # a merge without every shard is not a complete run, whatever each shard says
+        metadata = replace(metadata, completed_normally=False)
+        diagnostics["missing_shards"] = missing
+    return RunArtifact.from_records(metadata, records, diagnostics)
+
+
+def _missing_shards(shards: list[Shard]) -> list[str]:
+    """Shards of the partition that no input covers; mixed partitions are an error."""
+    seen: dict[int, set[int]] = {}
+    for shard in shards:
+        value = shard.artifact.metadata.options.get("shard")
+        if not isinstance(value, str):
+            return []  # unsharded runs (or another tool's): nothing to check
+        index, _, total = value.partition("/")
+        if not (index.isdigit() and total.isdigit()):
+            raise MergeError(shard.name, f"shard option {value!r} is not I/N")
+        seen.setdefault(int(total), set()).add(int(index))
+    if len(seen) > 1:
+        counts = ", ".join(f"/{n}" for n in sorted(seen))
+        raise MergeError(None, f"shards come from different partitions ({counts})")
+    ((parts, present),) = seen.items()
+    return [f"{i}/{parts}" for i in range(1, parts + 1) if i not in present]
 
 
 def _yields(held: CaseRecord, other: CaseRecord) -> bool:
