@@ -383,3 +383,57 @@ def test_crash_without_crash_info_is_still_listed(tmp_path, syn):
     assert (
         "| `opinfo/abs/forward/float32/0` | (not recorded) |  | worker lost |" in text
     )
+
+
+def test_reference_diagnostics_from_oracle_files(tmp_path, syn):
+    """Oracle failure records are listed by case, apart from backend results."""
+    rows = [
+        {
+            "type": "opinfo_oracle_failure",
+            "case_id": "opinfo/z/forward/float32/0",
+            "exception_type": "RuntimeError",
+            "message": "cpu kernel missing",
+        },
+        {
+            "type": "opinfo_oracle_failure",
+            "case_id": "opinfo/a/forward/float32/0",
+            "exception_type": "ValueError",
+            "message": "bad sample",
+        },
+    ]
+    for pid, row in zip((200, 100), rows, strict=True):
+        (
+            tmp_path / f"simdev_x86-64-2cpu_opinfo_oracle_failures_{pid}.jsonl"
+        ).write_text(json.dumps(row) + "\n")
+    text = _section(_render(tmp_path, syn), "Reference diagnostics")
+    assert "2 case(s) had no valid CPU reference" in text
+    assert text.index("opinfo/a/forward") < text.index("opinfo/z/forward")
+    assert (
+        "| `opinfo/z/forward/float32/0` | RuntimeError | cpu kernel missing |" in text
+    )
+
+
+def test_no_reference_diagnostics_says_so(tmp_path, syn):
+    """Without oracle failure files the section says there were none."""
+    assert "No oracle failure records were found." in _render(tmp_path, syn)
+
+
+def test_metadata_counts_that_disagree_are_flagged(tmp_path, syn):
+    """Counts in the metadata that differ from the records are shown as such."""
+    art = syn.artifact([syn.record()], counts={"passed": 5, "failed": 0})
+    text = _section(_render(tmp_path, syn, art), "Status counts")
+    assert "The run metadata states other counts (failed 0, passed 5)" in text
+
+
+def test_metadata_counts_that_agree_are_quiet(tmp_path, syn):
+    """Matching metadata counts (zeros included) add no note."""
+    art = syn.artifact([syn.record()], counts={"passed": 1, "failed": 0})
+    assert "states other counts" not in _render(tmp_path, syn, art)
+
+
+def test_repeated_case_ids_are_flagged(tmp_path, syn):
+    """A case id recorded twice is counted twice and flagged."""
+    art = syn.artifact([syn.record(), syn.record(status=Status.FAILED, mismatch="x")])
+    text = _render(tmp_path, syn, art)
+    assert "**1 record(s) repeat a case id**" in text
+    assert "| **total** | 2 |" in text

@@ -14,9 +14,10 @@ from torchcts_schema import CaseRecord, Status
 
 from torchcts_report.clusters import quote
 from torchcts_report.inputs import ReportInput, probe_rows
-from torchcts_report.text import md, md_block, md_code, table
+from torchcts_report.text import clean, md, md_block, md_code, table
 
 MAX_CRASH_DETAILS = 50
+MAX_REFERENCE_ROWS = 50
 SHOWN_ELSEWHERE = frozenset({"probes"})  # the probe table shows it in full
 PROBE_COLUMNS = ("kind", "probe", "status", "note")
 
@@ -143,6 +144,46 @@ def probe_section(report: ReportInput) -> str:
     return "\n".join(parts)
 
 
+def reference_section(report: ReportInput) -> str:
+    """Cases whose CPU reference could not be built: never backend results."""
+    rows = sorted(
+        report.oracle_failures,
+        key=lambda r: (
+            clean(r.get("case_id", "")),
+            json.dumps(r, sort_keys=True, default=str),
+        ),
+    )
+    parts = ["## Reference diagnostics", ""]
+    if not rows:
+        parts.append("No oracle failure records were found.")
+        return "\n".join(parts)
+    parts.append(
+        f"{len(rows)} case(s) had no valid CPU reference. These explain reference "
+        "construction problems; they are never backend passes, failures or skips."
+    )
+    parts.append("")
+    parts.append(
+        table(
+            ["case", "exception", "message"],
+            [
+                [
+                    md_code(r.get("case_id", "")),
+                    md(r.get("exception_type", "")),
+                    md(r.get("message", ""), 200),
+                ]
+                for r in rows[:MAX_REFERENCE_ROWS]
+            ],
+        )
+    )
+    if len(rows) > MAX_REFERENCE_ROWS:
+        parts += [
+            "",
+            f"{len(rows) - MAX_REFERENCE_ROWS} more are in the "
+            f"{md_code(report.run_key + '_opinfo_oracle_failures_*.jsonl')} files.",
+        ]
+    return "\n".join(parts)
+
+
 def diagnostics_section(report: ReportInput) -> str:
     """Run-level diagnostics and any evidence file that could not be read."""
     parts = ["## Diagnostics", ""]
@@ -155,6 +196,14 @@ def diagnostics_section(report: ReportInput) -> str:
         )
     else:
         parts.append("The artifact holds no run-level diagnostics.")
+    ids = [r.case_id for r in report.artifact.records]
+    repeated = len(ids) - len(set(ids))
+    if repeated:
+        parts += [
+            "",
+            f"**{repeated} record(s) repeat a case id** already recorded; "
+            "every record is counted as it is.",
+        ]
     if report.unreadable:
         parts += ["", "Evidence files that could not be read:", ""]
         parts.extend(

@@ -35,6 +35,7 @@ class ReportInput:
     artifact: RunArtifact
     run_key: str
     probe_failures: list[dict[str, Any]] = field(default_factory=list)
+    oracle_failures: list[dict[str, Any]] = field(default_factory=list)
     crash_evidence: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
 
@@ -122,6 +123,10 @@ def gather_evidence(report: ReportInput, results_dir: Path) -> None:
     key = report.run_key
     for probe_file in sorted(results_dir.glob(f"{key}_harness_probe_failures_*.jsonl")):
         report.probe_failures.extend(_read_jsonl(probe_file, report))
+    for oracle_file in sorted(
+        results_dir.glob(f"{key}_opinfo_oracle_failures_*.jsonl")
+    ):
+        report.oracle_failures.extend(_read_jsonl(oracle_file, report))
     crash_dir = results_dir / f"{key}_crashes"
     if crash_dir.is_dir():
         for record_file in sorted(crash_dir.glob("*.json")):

@@ -26,6 +26,7 @@ from torchcts_report.evidence_sections import (
     crash_section,
     diagnostics_section,
     probe_section,
+    reference_section,
 )
 from torchcts_report.inputs import ReportInput, failing_probes
 from torchcts_report.tallies import (
@@ -62,6 +63,7 @@ def markdown_sections(report: ReportInput) -> list[tuple[str, str]]:
         ("next_fix", _next_fix_section(report)),
         ("clusters", _cluster_section(report)),
         ("crashes", crash_section(report)),
+        ("reference", reference_section(report)),
         ("breakdown", _breakdown_sections(report)),
         ("not_run", _not_run_section(report)),
         ("diagnostics", diagnostics_section(report)),
@@ -127,7 +129,18 @@ def _status_section(report: ReportInput) -> str:
     counts = status_counts(report.artifact.records)
     rows = [[f"`{s.value}`", str(counts[s]), md(STATUS_MEANINGS[s])] for s in STATUSES]
     rows.append(["**total**", str(sum(counts.values())), ""])
-    return "## Status counts\n\n" + table(["status", "cases", "meaning"], rows)
+    text = "## Status counts\n\n" + table(["status", "cases", "meaning"], rows)
+    recorded = report.artifact.metadata.counts
+    computed = {s.value: n for s, n in counts.items()}
+    if recorded and {k: v for k, v in recorded.items() if v} != {
+        k: v for k, v in computed.items() if v
+    }:
+        listed = ", ".join(f"{k} {recorded[k]}" for k in sorted(recorded))
+        text += (
+            f"\n\nThe run metadata states other counts ({md(listed)}); the counts "
+            "above are computed from the records, which are the source of truth."
+        )
+    return text
 
 
 def _next_fix_section(report: ReportInput) -> str:
