@@ -1,0 +1,40 @@
+"""Meta device manifest: metadata-only conformance (shape, dtype, strides, errors).
+
+Meta tensors carry no values, so every case is judged with metadata only. Ops whose
+output shape depends on values (nonzero, masked_select, unique) cannot run on meta and
+report as unsupported. This file is read, never executed.
+"""
+
+DEVICE = "meta"
+BACKEND_NAME = "PyTorch meta tensors"
+
+DTYPES = {
+    "float32": True,
+    "float16": True,
+    "bfloat16": True,
+    "int64": True,
+    "bool": True,
+}
+
+# values-free variants only: backward needs values for a scalar loss, but its shapes
+# are still checked; RNG and serialization need real storage and are left out
+CAPABILITIES = [
+    "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "views", "mutation", "out_semantics", "memory_formats", "factories",
+    "device_mismatch",
+]  # fmt: skip
+
+LEVEL = 1
+
+# data-dependent output shapes have no meta implementation by design
+UNSUPPORTED_PATTERNS = [
+    "not implemented",
+    "not supported",
+    "NotImplementedError",
+    "Could not run '.*' with arguments from the '.*' backend",
+    "unsupported",
+    "cannot be called on meta tensors",
+    "data-dependent",
+]
+
+RESOURCE_LIMITS = {"case_timeout_s": 60, "workers": 2}

@@ -1,0 +1,90 @@
+"""Every case TorchCTS knows for the installed torch, as cheap `CaseSpec` objects.
+
+OpInfo cases come from the cached case index (no sample is built); hand-written cases
+come from the suite modules. `get_case` rebuilds one spec from its id, which is what a
+fresh worker or child process does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_case_id
+
+from torchcts_cases import index
+from torchcts_cases.levels import opinfo_level
+from torchcts_cases.spec import CaseSpec
+
+OPINFO_SUITE = "opinfo"
+VARIANT_ORDER = (
+    "forward",
+    "method",
+    "inplace",
+    "out",
+    "noncontiguous",
+    "backward",
+    "error_inputs",
+)
+
+
+def opinfo_cases(dtype: str | None) -> Iterator[CaseSpec]:
+    """OpInfo cases of one dtype (None: the dtype-less error-input cases), in order."""
+    entries = index.shard(index.ERRORS_SHARD if dtype is None else dtype)
+    for op in sorted(entries):
+        entry = entries[op]
+        for variant in VARIANT_ORDER:
+            for sample in range(entry["counts"].get(variant, 0)):
+                yield _opinfo_spec(op, entry, variant, dtype, sample)
+
+
+def _opinfo_spec(
+    op: str, entry: dict[str, Any], variant: str, dtype: str | None, sample: int
+) -> CaseSpec:
+    source = entry["source"]
+    if variant == "error_inputs":
+        source = "cpu_reference"
+    return CaseSpec(
+        case_id=make_case_id(OPINFO_SUITE, op, variant, dtype, sample),
+        suite=OPINFO_SUITE,
+        op=op,
+        variant=variant,
+        dtype=dtype,
+        sample=sample,
+        level=opinfo_level(entry["family"], variant, dtype, sample),
+        expected_source=ExpectedSource(source),
+        capability=variant,
+        surfaces=tuple(entry.get("surfaces", ())),
+    )
+
+
+def opinfo_entry(spec: CaseSpec) -> dict[str, Any]:
+    """The index facts behind an OpInfo spec."""
+    entries = index.shard(index.ERRORS_SHARD if spec.dtype is None else spec.dtype)
+    return entries[spec.op]
+
+
+def get_case(case_id: str) -> CaseSpec:
+    """The spec of one case id; KeyError when this torch has no such case."""
+    try:
+        suite, op, variant, dtype, sample = split_case_id(case_id)
+    except ValueError as exc:
+        raise KeyError(str(exc)) from None
+    if suite != OPINFO_SUITE:
+        from torchcts_cases.suites import hand_case
+
+        spec = hand_case(case_id).spec
+        assert spec is not None
+        return spec
+    if dtype is not None and dtype not in DTYPE_NAMES:
+        raise KeyError(f"case {case_id!r}: unknown dtype {dtype!r}")
+    if (variant == "error_inputs") != (dtype is None):
+        raise KeyError(f"case {case_id!r}: only error_inputs cases have no dtype")
+    entry = index.shard(index.ERRORS_SHARD if dtype is None else dtype).get(op)
+    if (
+        entry is None
+        or sample is None
+        or not 0 <= sample < entry["counts"].get(variant, 0)
+    ):
+        raise KeyError(f"no case {case_id!r} in this torch's OpInfo")
+    return _opinfo_spec(op, entry, variant, dtype, sample)

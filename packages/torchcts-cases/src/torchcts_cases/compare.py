@@ -1,0 +1,168 @@
+"""Compare an observed result with an expected one and say, in one line, what differs.
+
+Results are nested Python structures (tensors, numbers, tuples, lists, dicts,
+`RaisedError`). Value comparison uses the dtype's tolerance; a metadata comparison
+(the meta device, uninitialised outputs) checks shape, dtype and strides only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from torchcts_cases.tolerances import tolerance_for
+
+Tolerance = Callable[[str], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class RaisedError:
+    """An exception as an expected or observed behaviour: its type and message."""
+
+    type_name: str
+    message: str
+    mro: tuple[str, ...] = ()
+    pattern: str | None = None  # OpInfo's regex the message must match, when known
+
+    @classmethod
+    def of(cls, exc: BaseException, pattern: str | None = None) -> RaisedError:
+        """Capture an exception (only names and text: nothing device-bound is kept)."""
+        names = tuple(k.__name__ for k in type(exc).__mro__)
+        return cls(type(exc).__name__, str(exc).strip(), names, pattern)
+
+
+def compare(
+    expected: Any,
+    observed: Any,
+    *,
+    metadata_only: bool = False,
+    tolerance: Tolerance | None = None,
+    path: str = "output",
+) -> str | None:
+    """None when `observed` matches `expected`; otherwise the first difference."""
+    tol = tolerance or (lambda d: tolerance_for(d))
+    return _cmp(expected, observed, path, metadata_only, tol)
+
+
+def _cmp(exp: Any, obs: Any, path: str, meta: bool, tol: Tolerance) -> str | None:
+    if isinstance(exp, RaisedError):
+        return _cmp_error(exp, obs, path)
+    if isinstance(obs, RaisedError):
+        return (
+            f"{path}: raised {obs.type_name}: {_short(obs.message)}; expected a result"
+        )
+    if isinstance(exp, torch.Tensor):
+        if not isinstance(obs, torch.Tensor):
+            return f"{path}: expected a tensor, got {type(obs).__name__}"
+        return _cmp_tensor(exp, obs, path, meta, tol)
+    if isinstance(exp, list | tuple):
+        if not isinstance(obs, list | tuple):
+            return f"{path}: expected a sequence, got {type(obs).__name__}"
+        if len(exp) != len(obs):
+            return f"{path}: expected {len(exp)} items, got {len(obs)}"
+        for i, (e, o) in enumerate(zip(exp, obs, strict=True)):
+            found = _cmp(e, o, f"{path}[{i}]", meta, tol)
+            if found:
+                return found
+        return None
+    if isinstance(exp, dict):
+        if not isinstance(obs, dict) or set(exp) != set(obs):
+            got = sorted(obs) if isinstance(obs, dict) else type(obs).__name__
+            return f"{path}: expected keys {sorted(exp)}, got {got}"
+        for key in exp:
+            found = _cmp(exp[key], obs[key], f"{path}.{key}", meta, tol)
+            if found:
+                return found
+        return None
+    if isinstance(exp, float | complex) and not isinstance(exp, bool):
+        if not isinstance(obs, int | float | complex) or isinstance(obs, bool):
+            return f"{path}: expected a number {exp!r}, got {obs!r}"
+        if meta:
+            return None
+        atol, rtol = tol("float64")
+        if _both_nan(exp, obs) or abs(exp - obs) <= atol + rtol * abs(exp):
+            return None
+        return f"{path}: expected {exp!r}, got {obs!r}"
+    if type(exp) is not type(obs) and not (_is_int(exp) and _is_int(obs)):
+        return f"{path}: expected {type(exp).__name__} {exp!r:.60}, got {type(obs).__name__} {obs!r:.60}"
+    if meta and _is_int(exp) and not isinstance(exp, bool):
+        return None
+    if exp != obs:
+        return f"{path}: expected {exp!r:.60}, got {obs!r:.60}"
+    return None
+
+
+def _cmp_error(exp: RaisedError, obs: Any, path: str) -> str | None:
+    if not isinstance(obs, RaisedError):
+        want = f"{exp.type_name}" + (
+            f" matching {exp.pattern!r}" if exp.pattern else ""
+        )
+        return f"{path}: expected {want}, but no exception was raised"
+    if exp.type_name not in obs.mro and obs.type_name != exp.type_name:
+        return (
+            f"{path}: expected {exp.type_name}, got {obs.type_name}: "
+            f"{_short(obs.message)}"
+        )
+    if exp.pattern and not re.search(exp.pattern, obs.message):
+        return (
+            f"{path}: {obs.type_name} message {_short(obs.message)!r} does not match "
+            f"{exp.pattern!r}"
+        )
+    return None
+
+
+def _cmp_tensor(
+    exp: torch.Tensor, obs: torch.Tensor, path: str, meta: bool, tol: Tolerance
+) -> str | None:
+    if exp.layout != obs.layout:
+        return f"{path}: layout {obs.layout}, expected {exp.layout}"
+    if exp.dtype != obs.dtype:
+        return f"{path}: dtype {_dt(obs.dtype)}, expected {_dt(exp.dtype)}"
+    if exp.shape != obs.shape:
+        return f"{path}: shape {list(obs.shape)}, expected {list(exp.shape)}"
+    if exp.layout != torch.strided:
+        exp, obs = exp.to_dense(), obs.to_dense()
+    if meta:
+        if exp.numel() > 1 and exp.stride() != obs.stride():
+            return f"{path}: strides {obs.stride()}, expected {exp.stride()}"
+        return None
+    if obs.device.type == "meta":
+        return f"{path}: result is on the meta device; values cannot be compared"
+    exp = exp.detach().resolve_conj().resolve_neg()
+    obs = obs.detach().resolve_conj().resolve_neg()
+    atol, rtol = tol(_dt(exp.dtype))
+    try:
+        torch.testing.assert_close(
+            obs, exp, atol=atol, rtol=rtol, equal_nan=True, check_stride=False
+        )
+    except AssertionError as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        return f"{path}: " + "; ".join(lines[:4])
+    return None
+
+
+def _dt(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int)
+
+
+def _both_nan(a: Any, b: Any) -> bool:
+    return (
+        isinstance(a, float)
+        and isinstance(b, float)
+        and math.isnan(a)
+        and math.isnan(b)
+    )
+
+
+def _short(text: str) -> str:
+    first = text.splitlines()[0] if text else ""
+    return first[:160]

@@ -1,0 +1,86 @@
+"""A hand-written case prepared for execution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchcts_schema import Manifest
+
+from torchcts_cases.compare import compare
+from torchcts_cases.prepared import PreparedCase
+from torchcts_cases.repro import header
+from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
+from torchcts_cases.suites.base import HandCase
+from torchcts_cases.tolerances import tolerance_for
+from torchcts_cases.transfer import to_host
+
+_UNSET: Any = object()
+
+
+class HandPrepared(PreparedCase):
+    """Runs a hand-written check on CPU (or takes its reviewed values) and the device."""
+
+    def __init__(self, spec: CaseSpec, manifest: Manifest, case: HandCase) -> None:
+        super().__init__(spec, manifest)
+        self.case = case
+        self._reference: Any = _UNSET
+
+    def reference(self) -> object:
+        """Reviewed values when the case has them, else the check run on CPU."""
+        if self._reference is _UNSET:
+            try:
+                if self.case.expected is not None:
+                    self._reference = self.case.expected(self.spec.dtype)
+                else:
+                    self._reference = to_host(self.case.check("cpu", self.spec.dtype))
+            except Exception as exc:
+                raise OracleUnavailable(
+                    f"{self.spec.case_id}: CPU check failed: {type(exc).__name__}: {exc}"
+                ) from exc
+        return self._reference
+
+    def run_on(self, device: str) -> object:
+        """The check's observations on `device`, copied back to CPU."""
+        return to_host(self.case.check(device, self.spec.dtype))
+
+    def judge(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> Verdict:
+        """Compare observations (metadata only for legal outputs and the meta device)."""
+
+        def tol(dtype: str) -> tuple[float, float]:
+            return tolerance_for(dtype, self.spec.op, self.manifest.tolerances)
+
+        mismatch = compare(
+            expected,
+            observed,
+            metadata_only=metadata_only or self.case.metadata_only,
+            tolerance=tol,
+            path=self.spec.op,
+        )
+        return Verdict(ok=mismatch is None, mismatch=mismatch)
+
+    def repro_source(
+        self, device: str, backend_import: str | None, backend_options: dict[str, Any]
+    ) -> str:
+        """The check's own source, called on `device`."""
+        import inspect
+        import textwrap
+
+        source = textwrap.dedent(inspect.getsource(self.case.check))
+        body = "\n".join(
+            line for line in source.splitlines() if not line.lstrip().startswith("@")
+        )
+        name = self.case.check.__name__
+        return (
+            header(self.spec, backend_import, backend_options)
+            + "\n"
+            + _helpers()
+            + "\n"
+            + body
+            + f"\n\nprint({name}({device!r}, {self.spec.dtype!r}))\n"
+        )
+
+
+def _helpers() -> str:
+    return "def storage_id(t):\n    return int(t.untyped_storage()._cdata)\n"

@@ -1,0 +1,115 @@
+"""The case index: per-op facts and sample counts of the installed torch, cached on disk.
+
+Counting samples means generating them once, so the index is built per dtype on first
+use and cached under ``$TORCHCTS_CACHE_DIR`` (default ``~/.cache/torchcts``), keyed by
+the torch version and the index format. Files are written atomically; a file that does
+not parse or does not match its key is rebuilt, never trusted. The manifest never
+changes the index (it only filters it), so one index serves every manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from torchcts_schema import DTYPE_NAMES, slug, write_atomic
+
+INDEX_FORMAT = "torchcts-case-index"
+INDEX_VERSION = 1
+ERRORS_SHARD = "error_inputs"
+_MEMO: dict[str, dict[str, Any]] = {}
+
+
+def cache_root() -> Path:
+    """Where caches live: ``$TORCHCTS_CACHE_DIR`` or ``~/.cache/torchcts``."""
+    env = os.environ.get("TORCHCTS_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "torchcts"
+
+
+def index_dir() -> Path:
+    """The directory of this torch's index shards."""
+    return cache_root() / f"case-index-v{INDEX_VERSION}" / slug(torch.__version__)
+
+
+def shard(name: str) -> dict[str, dict[str, Any]]:
+    """Index entries of one dtype (or of the dtype-less error inputs), op -> facts."""
+    if name != ERRORS_SHARD and name not in DTYPE_NAMES:
+        raise KeyError(f"unknown dtype {name!r}")
+    if name in _MEMO:
+        return _MEMO[name]
+    path = index_dir() / f"{name}.json"
+    entries = _read(path, name)
+    if entries is None:
+        entries = _build(name)
+        payload = {
+            "format": INDEX_FORMAT,
+            "version": INDEX_VERSION,
+            "torch": torch.__version__,
+            "shard": name,
+            "ops": entries,
+        }
+        write_atomic(path, json.dumps(payload, sort_keys=True), fsync=False)
+    _MEMO[name] = entries
+    return entries
+
+
+def is_warm(name: str) -> bool:
+    """Whether a shard is already cached (used by bench and tests)."""
+    return name in _MEMO or _read(index_dir() / f"{name}.json", name) is not None
+
+
+def forget() -> None:
+    """Drop the in-process memo (tests use it to measure cold and warm)."""
+    _MEMO.clear()
+
+
+def _read(path: Path, name: str) -> dict[str, dict[str, Any]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not (
+        isinstance(data, dict)
+        and data.get("format") == INDEX_FORMAT
+        and data.get("version") == INDEX_VERSION
+        and data.get("torch") == torch.__version__
+        and data.get("shard") == name
+        and isinstance(data.get("ops"), dict)
+        and all(_valid_entry(v) for v in data["ops"].values())
+    ):
+        return None
+    ops: dict[str, dict[str, Any]] = data["ops"]
+    return ops
+
+
+def _valid_entry(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("family"), int)
+        and isinstance(entry.get("counts"), dict)
+        and all(
+            isinstance(k, str) and isinstance(v, int) and v >= 0
+            for k, v in entry["counts"].items()
+        )
+        and entry.get("source")
+        in ("cpu_reference", "reviewed_reference", "legal_output", "property")
+    )
+
+
+def _build(name: str) -> dict[str, dict[str, Any]]:
+    from torchcts_cases import opinfo_source
+
+    entries: dict[str, dict[str, Any]] = {}
+    for segment, op in sorted(opinfo_source.op_table().items()):
+        facts = opinfo_source.describe(op)
+        if name == ERRORS_SHARD:
+            count, problem = opinfo_source.error_count(op)
+            counts = {"error_inputs": count} if count else {}
+        else:
+            counts, problem = opinfo_source.variant_counts(op, getattr(torch, name))
+        if counts or problem:
+            entries[segment] = {**facts, "counts": counts, "problem": problem}
+    return entries

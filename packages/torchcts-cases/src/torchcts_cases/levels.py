@@ -1,0 +1,190 @@
+"""Semantic levels 1-8: how deep a case goes, assigned to every case from its id alone.
+
+A case's level is the deepest of four tiers: the op family, the variant, the dtype and
+the sample index. Level 1 is the fast primitive baseline (core elementwise, reduction
+and shape ops, first sample, float32/int64/bool, forward only); level 4 is broad
+production behaviour (every op and variant, common dtypes, the first eight samples);
+level 8 is release depth (every sample of every op in every dtype).
+"""
+
+from __future__ import annotations
+
+LEVEL_DOCS: dict[int, str] = {
+    1: "fast primitive baseline: core elementwise, reduction and shape ops, sample 0, "
+    "float32/int64/bool, forward only; the basic hand-written checks",
+    2: "first three samples; method and in-place variants; float16, bfloat16, "
+    "float64, int32",
+    3: "every general op (not only primitives); out= and error inputs; int8, int16, "
+    "uint8, complex64",
+    4: "broad production behaviour: every op family (linalg, fft, special, nn), "
+    "backward and noncontiguous variants, the first eight samples, remaining dtypes",
+    5: "deeper hand-written checks (serialization round trips, multi-device)",
+    6: "samples 8-31 of every op",
+    7: "hand-written stress (large and adversarial shapes)",
+    8: "release depth: every sample of every op in every dtype",
+}
+
+VARIANT_TIER: dict[str, int] = {
+    "forward": 1,
+    "method": 2,
+    "inplace": 2,
+    "out": 3,
+    "error_inputs": 3,
+    "backward": 4,
+    "noncontiguous": 4,
+}
+
+DTYPE_TIER: dict[str, int] = {
+    "float32": 1,
+    "int64": 1,
+    "bool": 1,
+    "float16": 2,
+    "bfloat16": 2,
+    "float64": 2,
+    "int32": 2,
+    "int8": 3,
+    "int16": 3,
+    "uint8": 3,
+    "complex64": 3,
+}
+
+FAMILY_PRIMITIVE = 1
+FAMILY_GENERAL = 3
+FAMILY_SPECIALISED = 4
+
+# Shape, indexing and copy ops every backend needs before anything else works.
+PRIMITIVE_OPS = frozenset(
+    [
+        "abs",
+        "add",
+        "addcmul",
+        "addcdiv",
+        "all",
+        "amax",
+        "amin",
+        "any",
+        "argmax",
+        "argmin",
+        "cat",
+        "chunk",
+        "clamp",
+        "clone",
+        "contiguous",
+        "cumsum",
+        "div",
+        "eq",
+        "exp",
+        "expand",
+        "fill",
+        "flatten",
+        "flip",
+        "floor",
+        "ge",
+        "gather",
+        "gt",
+        "index_add",
+        "index_put",
+        "index_select",
+        "le",
+        "log",
+        "lt",
+        "masked_fill",
+        "masked_select",
+        "matmul",
+        "max",
+        "min",
+        "mm",
+        "movedim",
+        "mul",
+        "narrow",
+        "ne",
+        "neg",
+        "nonzero",
+        "permute",
+        "pow",
+        "reciprocal",
+        "repeat",
+        "reshape",
+        "rsqrt",
+        "scatter",
+        "scatter_add",
+        "select",
+        "sigmoid",
+        "sign",
+        "sin",
+        "cos",
+        "split",
+        "sqrt",
+        "squeeze",
+        "stack",
+        "sub",
+        "sum",
+        "mean",
+        "prod",
+        "t",
+        "tanh",
+        "transpose",
+        "tril",
+        "triu",
+        "unbind",
+        "unsqueeze",
+        "view",
+        "view_as",
+        "where",
+        "zero_",
+        "relu",
+        "nn.functional.relu",
+        "softmax",
+        "log_softmax",
+        "bmm",
+        "addmm",
+    ]
+)
+
+_SPECIALISED_PREFIXES = (
+    "linalg.",
+    "fft.",
+    "special.",
+    "masked.",
+    "sparse.",
+    "signal.",
+    "_refs.",
+    "torch.",
+    "_",
+)
+
+
+def sample_tier(sample: int | None) -> int:
+    """Deeper samples belong to deeper levels; None (no sample axis) is level 1."""
+    if sample is None or sample == 0:
+        return 1
+    if sample <= 2:
+        return 2
+    if sample <= 7:
+        return 4
+    if sample <= 31:
+        return 6
+    return 8
+
+
+def dtype_tier(dtype: str | None) -> int:
+    """Core dtypes first; rare ones (uint16, float8, complex32...) at level 4."""
+    return 1 if dtype is None else DTYPE_TIER.get(dtype, 4)
+
+
+def op_family(name: str, *, elementwise_or_reduction: bool) -> int:
+    """The family tier of an OpInfo name (without its variant test name)."""
+    if name.startswith(_SPECIALISED_PREFIXES):
+        return FAMILY_SPECIALISED
+    if name in PRIMITIVE_OPS or (elementwise_or_reduction and "." not in name):
+        return FAMILY_PRIMITIVE
+    if name.startswith("nn.functional."):
+        return FAMILY_SPECIALISED
+    return FAMILY_GENERAL
+
+
+def opinfo_level(
+    family: int, variant: str, dtype: str | None, sample: int | None
+) -> int:
+    """The level of an OpInfo case: the deepest of its four tiers."""
+    return max(family, VARIANT_TIER[variant], dtype_tier(dtype), sample_tier(sample))

@@ -1,0 +1,216 @@
+"""An OpInfo case prepared for execution: one sample of one op in one variant.
+
+Inputs are rebuilt on CPU from a seed derived from the case id. The reference runs the
+same variant on CPU copies; `run_on` runs it on device copies and copies results back.
+When CPU raises (error inputs, or an in-place call that cannot broadcast), the expected
+behaviour is that exception: the device must raise the same type (and, for error
+inputs, a message matching OpInfo's pattern).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+from torchcts_schema import Manifest
+
+from torchcts_cases import opinfo_source
+from torchcts_cases.compare import RaisedError, compare
+from torchcts_cases.legal import judge_legal
+from torchcts_cases.prepared import PreparedCase
+from torchcts_cases.repro import opinfo_repro
+from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict, case_seed
+from torchcts_cases.tolerances import tolerance_for
+from torchcts_cases.transfer import tensors_in, to_device, to_host
+
+_UNSET: Any = object()
+
+
+class OpInfoCase(PreparedCase):
+    """One OpInfo sample in one variant (forward, method, in-place, out=, backward,
+    error inputs, noncontiguous)."""
+
+    def __init__(self, spec: CaseSpec, manifest: Manifest, mode: str | None) -> None:
+        super().__init__(spec, manifest)
+        self.op = opinfo_source.find_op(spec.op)
+        self.mode = mode
+        self._item: Any = _UNSET
+        self._reference: Any = _UNSET
+        self._out_template: Any = _UNSET
+
+    # -- inputs -------------------------------------------------------------------
+    def item(self) -> Any:
+        """The OpInfo SampleInput (or ErrorInput) of this case, built once on CPU."""
+        if self._item is _UNSET:
+            dtype = getattr(torch, self.spec.dtype) if self.spec.dtype else None
+            self._item = opinfo_source.build_sample(
+                self.op,
+                self.spec.variant,
+                dtype,
+                self.spec.sample or 0,
+                case_seed(self.spec.case_id),
+            )
+        return self._item
+
+    def sample(self) -> Any:
+        """The SampleInput (the one inside an ErrorInput for error cases)."""
+        item = self.item()
+        return item.sample_input if self.spec.variant == "error_inputs" else item
+
+    # -- the contract --------------------------------------------------------------
+    def reference(self) -> object:
+        """Run on CPU copies; an exception there becomes the expected behaviour."""
+        if self._reference is not _UNSET:
+            return self._reference
+        try:
+            result = self._execute("cpu")
+        except OracleUnavailable:
+            raise
+        except Exception as exc:
+            result = RaisedError.of(exc, self._pattern())
+        if self.spec.variant == "error_inputs":
+            result = self._check_cpu_error(result)
+        self._reference = result
+        return result
+
+    def run_on(self, device: str) -> object:
+        """Run on `device`; exceptions propagate unless an exception is expected."""
+        expected = self.reference()
+        if not isinstance(expected, RaisedError):
+            return self._execute(device)
+        try:
+            return self._execute(device)
+        except Exception as exc:
+            if self._is_unsupported(exc, expected):
+                raise
+            return RaisedError.of(exc)
+
+    def judge(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> Verdict:
+        """Compare under the case's source: CPU values, or a legal-output rule."""
+
+        def tol(dtype: str) -> tuple[float, float]:
+            return tolerance_for(dtype, self.spec.op, self.manifest.tolerances)
+
+        if isinstance(expected, RaisedError) and self.spec.variant != "error_inputs":
+            # a generic CPU error (not an OpInfo error input): the type is the contract
+            expected = RaisedError(expected.type_name, expected.message, expected.mro)
+        if self.mode and not metadata_only:
+            mismatch = judge_legal(self.mode, self, expected, observed, tol)
+        else:
+            mismatch = compare(
+                expected, observed, metadata_only=metadata_only, tolerance=tol
+            )
+        return Verdict(ok=mismatch is None, mismatch=mismatch)
+
+    def repro_source(
+        self, device: str, backend_import: str | None, backend_options: dict[str, Any]
+    ) -> str:
+        """A standalone script that rebuilds this sample and calls the op on `device`."""
+        return opinfo_repro(self, device, backend_import, backend_options)
+
+    # -- execution -----------------------------------------------------------------
+    def _execute(self, device: str) -> object:
+        variant = self.spec.variant
+        sample = self.sample()
+        grad = variant == "backward"
+        # one call, so tensors shared between input, args and kwargs stay shared
+        inp, args, kwargs = to_device(
+            (sample.input, sample.args, sample.kwargs), device, grad=grad
+        )
+        if variant == "noncontiguous":
+            inp, args, kwargs = opinfo_source.make_noncontiguous((inp, args, kwargs))
+        fn = opinfo_source.variant_callable(self.op, variant)
+        if variant == "out":
+            return self._execute_out(fn, inp, args, kwargs, device)
+        result = fn(inp, *args, **kwargs)
+        if variant == "inplace":
+            return {
+                "output": to_host(result),
+                "self": to_host(inp),
+                "returns_self": result is inp,
+            }
+        if variant == "backward":
+            return self._grads(sample, result, (inp, args, kwargs))
+        return to_host(result)
+
+    def _execute_out(
+        self, fn: Any, inp: Any, args: Any, kwargs: dict[str, Any], device: str
+    ) -> object:
+        if self._out_template is _UNSET:
+            cpu = self.sample()
+            c_inp, c_args, c_kwargs = to_device(
+                (cpu.input, cpu.args, cpu.kwargs), "cpu"
+            )
+            self._out_template = fn(c_inp, *c_args, **c_kwargs)
+        out = _empty_like_on(self._out_template, device)
+        returned = fn(inp, *args, **kwargs, out=out)
+        same = all(
+            a is b for a, b in zip(tensors_in(returned), tensors_in(out), strict=False)
+        )
+        return {"output": to_host(out), "returns_out": same}
+
+    def _grads(self, sample: Any, result: Any, inputs: Any) -> object:
+        processed = sample.output_process_fn_grad(result)
+        outs = [t for t in tensors_in(processed) if t.requires_grad]
+        leaves = [t for t in tensors_in(inputs) if t.requires_grad]
+        if not outs or not leaves:
+            raise OracleUnavailable("sample has no differentiable output or input")
+        loss = _scalar(outs[0])
+        for extra in outs[1:]:
+            loss = loss + _scalar(extra)
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+        return {"output": to_host(processed), "grads": [to_host(g) for g in grads]}
+
+    # -- error expectations --------------------------------------------------------
+    def _pattern(self) -> str | None:
+        if self.spec.variant != "error_inputs":
+            return None
+        return str(self.item().error_regex)
+
+    def _check_cpu_error(self, result: object) -> RaisedError:
+        item = self.item()
+        if not isinstance(result, RaisedError):
+            raise OracleUnavailable(
+                f"CPU did not raise for OpInfo error input (expected {item.error_type.__name__})"
+            )
+        if item.error_type.__name__ not in result.mro or not re.search(
+            item.error_regex, result.message
+        ):
+            raise OracleUnavailable(
+                f"CPU raised {result.type_name}: {result.message[:120]!r}, not "
+                f"{item.error_type.__name__} matching {item.error_regex!r} as OpInfo says"
+            )
+        return RaisedError(
+            item.error_type.__name__, result.message, result.mro, item.error_regex
+        )
+
+    def _is_unsupported(self, exc: BaseException, expected: RaisedError) -> bool:
+        """A backend 'not implemented' is reported as such, unless CPU said the same."""
+        text = f"{type(exc).__name__}: {exc}"
+        for pattern in self.manifest.unsupported_patterns:
+            if re.search(pattern, text) and not re.search(
+                pattern, f"{expected.type_name}: {expected.message}"
+            ):
+                return True
+        return False
+
+
+def _scalar(t: torch.Tensor) -> torch.Tensor:
+    if t.is_complex():
+        return torch.view_as_real(t).sum()
+    return t.sum()
+
+
+def _empty_like_on(template: Any, device: str) -> Any:
+    if isinstance(template, torch.Tensor):
+        return torch.empty(template.shape, dtype=template.dtype, device=device)
+    if isinstance(template, list | tuple):
+        return (
+            type(template)(_empty_like_on(t, device) for t in template)
+            if not hasattr(template, "_fields")
+            else tuple(_empty_like_on(t, device) for t in template)
+        )
+    raise OracleUnavailable(f"out= template of type {type(template).__name__}")

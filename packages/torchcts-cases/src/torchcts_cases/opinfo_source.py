@@ -1,0 +1,220 @@
+"""The one module that touches ``torch.testing._internal``: PyTorch's own OpInfo database.
+
+It enumerates the ops of the installed torch with their per-variant sample counts (for
+the case index) and rebuilds one sample on CPU when a case executes. Importing the
+database costs seconds, so everything else reaches it only through these functions and
+only when the case index is cold or a case actually runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from torchcts_cases.levels import op_family
+from torchcts_cases.spec import OracleUnavailable
+
+FORWARD_LIKE = ("forward", "method", "inplace", "out", "noncontiguous", "backward")
+
+# OpInfo's compare-to-CPU skips whose reason means "any valid output differs": these get a
+# legal-output (metadata) check instead of a value comparison.
+_NONDETERMINISTIC_REASONS = ("non-deterministic", "nondeterministic")
+# Ops with more than one valid answer when values tie; indices are checked by gathering.
+TIE_OPS = frozenset(
+    [
+        "sort",
+        "argsort",
+        "topk",
+        "kthvalue",
+        "mode",
+        "median",
+        "nanmedian",
+        "msort",
+        "max",
+        "min",
+    ]
+)
+_UNORDERED_OPS = frozenset({"unique"})
+_ELEMENTWISE_CLASSES = ("UnaryUfuncInfo", "BinaryUfuncInfo", "ReductionOpInfo")
+
+
+@functools.cache
+def op_table() -> dict[str, Any]:
+    """OpInfo by case-id op segment: name, plus ``.variant_test_name`` when present."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return {op_segment(op): op for op in op_db}
+
+
+def op_segment(op: Any) -> str:
+    """The op segment of a case id for one OpInfo entry."""
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def find_op(segment: str) -> Any:
+    """The OpInfo of a case-id op segment; KeyError names it."""
+    try:
+        return op_table()[segment]
+    except KeyError:
+        raise KeyError(
+            f"no OpInfo named {segment!r} in torch {torch.__version__}"
+        ) from None
+
+
+def comparison_policy(op: Any) -> tuple[str, str | None, str | None]:
+    """(expected source, legal-output mode, not-valid reason) from OpInfo metadata.
+
+    OpInfo marks ops whose CPU and device results may legally differ by skipping its
+    ``test_compare_cpu``; we honour that instead of comparing values that cannot agree.
+    """
+    reason = _compare_cpu_skip(op)
+    if op.name in _UNORDERED_OPS:
+        return "legal_output", "unordered", None
+    if op.has_nondeterministic_output or (
+        reason and any(r in reason for r in _NONDETERMINISTIC_REASONS)
+    ):
+        return "legal_output", "metadata", None
+    if reason is not None:
+        return "cpu_reference", None, f"OpInfo skips test_compare_cpu: {reason}"
+    if op.name in TIE_OPS:
+        return "legal_output", "ties", None
+    return "cpu_reference", None, None
+
+
+def _compare_cpu_skip(op: Any) -> str | None:
+    for info in op.decorators:
+        if getattr(info, "test_name", None) != "test_compare_cpu":
+            continue
+        if info.device_type is not None or info.dtypes is not None:
+            continue
+        if not info.active_if:
+            continue
+        for decorator in info.decorators:
+            if "skip" not in getattr(decorator, "__qualname__", ""):
+                continue  # expectedFailure marks a known bug: compare and report it
+            cells = getattr(decorator, "__closure__", None) or ()
+            texts = [c.cell_contents for c in cells if isinstance(c.cell_contents, str)]
+            return texts[0] if texts else "skipped"
+    return None
+
+
+def surfaces(op: Any) -> tuple[str, ...]:
+    """The aten overload packet an OpInfo is named after, when it is one."""
+    name = getattr(op, "aten_name", None) or op.name
+    return (f"aten::{name}",) if hasattr(torch.ops.aten, name) else ()
+
+
+def describe(op: Any) -> dict[str, Any]:
+    """Per-op facts the case index keeps so listing never imports OpInfo again."""
+    source, mode, not_valid = comparison_policy(op)
+    elementwise = type(op).__name__ in _ELEMENTWISE_CLASSES
+    return {
+        "name": op.name,
+        "family": op_family(op.name, elementwise_or_reduction=elementwise),
+        "source": source,
+        "mode": mode,
+        "not_valid": not_valid,
+        "surfaces": list(surfaces(op)),
+    }
+
+
+def variant_counts(op: Any, dtype: torch.dtype) -> tuple[dict[str, int], str | None]:
+    """How many samples each variant has for `dtype` on CPU, and any generation error."""
+    if dtype not in op.supported_dtypes("cpu"):
+        return {}, None
+    try:
+        count = sum(1 for _ in _samples(op, dtype, requires_grad=False))
+    except Exception as exc:  # an OpInfo bug on this torch: report, never hide
+        return {}, f"{type(exc).__name__}: {exc}"[:300]
+    counts = {"forward": count, "noncontiguous": count}
+    if op.method_variant is not None:
+        counts["method"] = count
+    if op.inplace_variant is not None:
+        counts["inplace"] = count
+    if op.supports_out:
+        counts["out"] = count
+    if op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):
+        counts["backward"] = count
+    return {k: v for k, v in counts.items() if v}, None
+
+
+def error_count(op: Any) -> tuple[int, str | None]:
+    """How many error inputs OpInfo declares for `op` on CPU."""
+    if op.error_inputs_func is None:
+        return 0, None
+    try:
+        return sum(1 for _ in _errors(op)), None
+    except Exception as exc:
+        return 0, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _samples(op: Any, dtype: torch.dtype, *, requires_grad: bool) -> Iterator[Any]:
+    """OpInfo's sample generator without its test-tracking wrapper.
+
+    ``op.sample_inputs`` wraps the generator in a tracker that walks the Python stack
+    (``inspect.stack``) on every call, which costs more than generating the samples.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield from op.sample_inputs_func(op, "cpu", dtype, requires_grad)
+
+
+def _errors(op: Any) -> Iterator[Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield from op.error_inputs_func(op, "cpu")
+
+
+def build_sample(
+    op: Any, variant: str, dtype: torch.dtype | None, index: int, seed: int
+) -> Any:
+    """The `index`-th sample (or error input) of `op`, built on CPU from `seed`."""
+    torch.manual_seed(seed)
+    items: Iterator[Any]
+    try:
+        if variant == "error_inputs":
+            items = _errors(op)
+        else:
+            assert dtype is not None
+            items = _samples(op, dtype, requires_grad=variant == "backward")
+        for position, item in enumerate(items):
+            if position == index:
+                return item
+    except Exception as exc:
+        raise OracleUnavailable(
+            f"OpInfo could not build sample {index} of {op_segment(op)}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    raise OracleUnavailable(
+        f"OpInfo {op_segment(op)} has no sample {index} for {variant} on this torch"
+    )
+
+
+def variant_callable(op: Any, variant: str) -> Any:
+    """The Python callable a variant invokes (function, method or in-place)."""
+    if variant == "method":
+        return op.method_variant
+    if variant == "inplace":
+        return op.inplace_variant
+    return op.op
+
+
+def make_noncontiguous(obj: Any) -> Any:
+    """OpInfo's noncontiguous transformation of every tensor in `obj`, on its device."""
+    from torch.testing._internal.common_utils import noncontiguous_like
+
+    if isinstance(obj, torch.Tensor):
+        with torch.no_grad():
+            result = noncontiguous_like(obj)  # type: ignore[no-untyped-call]
+        return result.requires_grad_(obj.requires_grad) if obj.is_leaf else result
+    if isinstance(obj, list):
+        return [make_noncontiguous(o) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(make_noncontiguous(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: make_noncontiguous(v) for k, v in obj.items()}
+    return obj

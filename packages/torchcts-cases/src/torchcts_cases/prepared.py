@@ -1,0 +1,40 @@
+"""The executable form of a case: inputs on CPU, the reference, the device run, the
+judgement. Subclasses exist for OpInfo cases and for hand-written suites.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from torchcts_schema import Manifest
+
+from torchcts_cases.spec import CaseSpec, Verdict
+
+
+class PreparedCase(ABC):
+    """A case ready to run: `reference` on CPU, `run_on` a device, then `judge`."""
+
+    def __init__(self, spec: CaseSpec, manifest: Manifest) -> None:
+        self.spec = spec
+        self.manifest = manifest
+
+    @abstractmethod
+    def reference(self) -> object:
+        """The expected result; raises `OracleUnavailable` when it cannot be built."""
+
+    @abstractmethod
+    def run_on(self, device: str) -> object:
+        """Copy inputs to `device`, run, copy results back; backend errors propagate."""
+
+    @abstractmethod
+    def judge(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> Verdict:
+        """Whether `observed` satisfies `expected` under this case's expected source."""
+
+    @abstractmethod
+    def repro_source(
+        self, device: str, backend_import: str | None, backend_options: dict[str, Any]
+    ) -> str:
+        """A standalone script (torch and the backend only) that reruns this case."""

@@ -1,0 +1,157 @@
+"""Standalone repro scripts: torch and the backend module only, never torchcts.
+
+Small inputs are written as literals; otherwise the script replays PyTorch's own OpInfo
+sample generator with the case's seed, which rebuilds the inputs exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Protocol
+
+import torch
+
+from torchcts_cases.spec import CaseSpec, case_seed
+
+LITERAL_MAX_NUMEL = 256
+
+
+class _OpInfoLike(Protocol):
+    spec: CaseSpec
+    op: Any
+
+    def sample(self) -> Any: ...
+
+
+def header(spec: CaseSpec, backend_import: str | None, options: dict[str, Any]) -> str:
+    """The common top of a repro: docstring, imports, backend configuration."""
+    lines = [
+        f'"""Repro for TorchCTS case {spec.case_id} (torch {torch.__version__})."""',
+        "import torch",
+    ]
+    if backend_import:
+        lines.append(f"import {backend_import}")
+        if options:
+            lines += [
+                f"_configure = getattr({backend_import}, 'torchcts_configure', None)",
+                "if _configure is not None:",
+                f"    _configure(json.loads({json.dumps(json.dumps(options))}))",
+            ]
+            lines.insert(1, "import json")
+    return "\n".join(lines) + "\n"
+
+
+def opinfo_repro(
+    case: _OpInfoLike, device: str, backend_import: str | None, options: dict[str, Any]
+) -> str:
+    """The repro of an OpInfo case."""
+    spec = case.spec
+    op = case.op
+    fn = {"method": "op.method_variant", "inplace": "op.inplace_variant"}.get(
+        spec.variant, "op.op"
+    )
+    lines = [
+        header(spec, backend_import, options),
+        "from torch.testing._internal.common_methods_invocations import op_db",
+        "",
+        f"DEVICE = {device!r}",
+        f"op = next(o for o in op_db if (o.name, o.variant_test_name) == "
+        f"({op.name!r}, {op.variant_test_name!r}))",
+    ]
+    sample = case.sample()
+    literal = _sample_literal(sample)
+    if literal is not None:
+        lines.append(f"input, args, kwargs = {literal}")
+    else:
+        gen = (
+            'op.error_inputs("cpu", set_seed=False)'
+            if spec.variant == "error_inputs"
+            else f'op.sample_inputs("cpu", torch.{spec.dtype}, '
+            f"requires_grad={spec.variant == 'backward'}, set_seed=False)"
+        )
+        lines += [
+            f"torch.manual_seed({case_seed(spec.case_id)})",
+            f"item = [s for i, s in zip(range({(spec.sample or 0) + 1}), {gen})][-1]",
+            "sample = getattr(item, 'sample_input', item)",
+            "input, args, kwargs = sample.input, sample.args, sample.kwargs",
+        ]
+    lines += [
+        "",
+        "def to_dev(x):",
+        "    if isinstance(x, torch.Tensor):",
+        "        return x.detach().to(DEVICE).requires_grad_(x.requires_grad)",
+        "    if isinstance(x, (list, tuple)):",
+        "        return type(x)(to_dev(v) for v in x)",
+        "    if isinstance(x, dict):",
+        "        return {k: (torch.device(DEVICE) if k == 'device' else to_dev(v))"
+        " for k, v in x.items()}",
+        "    return x",
+        "",
+        f"result = {fn}(to_dev(input), *to_dev(args), **to_dev(kwargs))",
+        'print("variant:", ' + repr(spec.variant) + ")",
+        "print(result)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _sample_literal(sample: Any) -> str | None:
+    parts = (sample.input, sample.args, sample.kwargs)
+    numel = sum(t.numel() for t in _tensors(parts) if isinstance(t, torch.Tensor))
+    if numel > LITERAL_MAX_NUMEL:
+        return None
+    try:
+        return literal(parts)
+    except TypeError:
+        return None
+
+
+def _tensors(obj: Any) -> list[Any]:
+    if isinstance(obj, list | tuple):
+        return [t for o in obj for t in _tensors(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _tensors(o)]
+    return [obj]
+
+
+def literal(obj: Any) -> str:
+    """Python source that rebuilds `obj` (tensors by value); TypeError if it cannot."""
+    if isinstance(obj, torch.Tensor):
+        if obj.layout != torch.strided or obj.is_quantized:
+            raise TypeError("not a dense tensor")
+        dtype = str(obj.dtype)
+        values = obj.detach().to("cpu")
+        if values.is_complex():
+            data = literal(torch.view_as_real(values).tolist())
+            text = f"torch.view_as_complex(torch.tensor({data}, dtype={_real(dtype)}))"
+        else:
+            text = f"torch.tensor({literal(values.tolist())}, dtype={dtype})"
+        if obj.requires_grad:
+            text += ".requires_grad_(True)"
+        return text
+    if isinstance(obj, bool) or obj is None:
+        return repr(obj)
+    if isinstance(obj, float):
+        return repr(obj) if math.isfinite(obj) else f"float({str(obj)!r})"
+    if isinstance(obj, int | str):
+        return repr(obj)
+    if isinstance(obj, torch.dtype):
+        return str(obj)
+    if isinstance(obj, torch.device):
+        return f"torch.device({str(obj)!r})"
+    if isinstance(obj, torch.Size):
+        return f"torch.Size({list(obj)!r})"
+    if isinstance(obj, list):
+        return "[" + ", ".join(literal(o) for o in obj) + "]"
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        inner = ", ".join(literal(o) for o in obj)
+        return f"({inner},)" if len(obj) == 1 else f"({inner})"
+    if isinstance(obj, dict):
+        return "{" + ", ".join(f"{k!r}: {literal(v)}" for k, v in obj.items()) + "}"
+    raise TypeError(f"no literal for {type(obj).__name__}")
+
+
+def _real(dtype: str) -> str:
+    return {"torch.complex64": "torch.float32", "torch.complex32": "torch.float16"}.get(
+        dtype, "torch.float64"
+    )

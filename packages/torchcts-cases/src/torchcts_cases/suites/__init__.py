@@ -1,0 +1,39 @@
+"""Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
+semantics, memory formats, copies, factories, RNG, serialization, device mismatch) and
+reviewed references. Each suite is one small module with a ``CASES`` tuple.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from torchcts_cases.suites.base import HandCase
+
+SUITE_MODULES: tuple[str, ...] = ()
+
+
+@functools.cache
+def all_hand_cases() -> dict[str, HandCase]:
+    """Every hand-written case by case id, in a stable order."""
+    import importlib
+
+    out: dict[str, HandCase] = {}
+    for name in SUITE_MODULES:
+        module = importlib.import_module(f"torchcts_cases.suites.{name}")
+        for case in module.CASES:
+            for spec_case in case.expand():
+                if spec_case.spec.case_id in out:
+                    raise RuntimeError(f"duplicate case id {spec_case.spec.case_id}")
+                out[spec_case.spec.case_id] = spec_case
+    return out
+
+
+def hand_case(case_id: str) -> HandCase:
+    """The hand-written case of an id; KeyError when there is none."""
+    try:
+        return all_hand_cases()[case_id]
+    except KeyError:
+        raise KeyError(f"no hand-written case {case_id!r}") from None
+
+
+__all__ = ["HandCase", "all_hand_cases", "hand_case"]

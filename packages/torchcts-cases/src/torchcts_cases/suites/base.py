@@ -1,0 +1,88 @@
+"""A hand-written case: a check function run on CPU and on the device, or compared with
+hand-written expected values (a reviewed reference).
+
+A check takes ``(device, dtype)`` and returns a dict of observations: values, metadata,
+and booleans such as "this view shares storage with its base". The CPU run of the same
+check is the expectation unless the case carries reviewed values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from torchcts_schema import ExpectedSource, make_case_id
+
+from torchcts_cases.spec import CaseSpec
+
+Check = Callable[[str, str | None], dict[str, Any]]
+Reviewed = Callable[[str | None], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class HandCase:
+    """One hand-written check, expanded into one case per dtype."""
+
+    suite: str
+    name: str
+    check: Check
+    level: int
+    capability: str
+    source: ExpectedSource = ExpectedSource.PROPERTY
+    dtypes: tuple[str | None, ...] = (None,)
+    expected: Reviewed | None = None  # reviewed reference: values written by hand
+    metadata_only: bool = False  # legal output: only metadata is defined
+    needs_other_device: bool = False  # compares the device with CPU: meaningless on CPU
+    min_devices: int = 1
+    surfaces: tuple[str, ...] = ()
+    dtype: str | None = None
+    spec: CaseSpec | None = None
+
+    def expand(self) -> list[HandCase]:
+        """One case per dtype, each with its spec."""
+        out = []
+        for dtype in self.dtypes:
+            case_id = make_case_id(self.suite, self.name, "check", dtype, None)
+            spec = CaseSpec(
+                case_id=case_id,
+                suite=self.suite,
+                op=self.name,
+                variant="check",
+                dtype=dtype,
+                sample=None,
+                level=self.level,
+                expected_source=self.source,
+                capability=self.capability,
+                surfaces=self.surfaces,
+            )
+            out.append(replace(self, dtype=dtype, spec=spec, dtypes=(dtype,)))
+        return out
+
+
+def case(
+    suite: str,
+    name: str,
+    level: int,
+    *,
+    capability: str | None = None,
+    **kwargs: Any,
+) -> Callable[[Check], HandCase]:
+    """Decorator: turn a check function into a `HandCase` of `suite`."""
+
+    def wrap(fn: Check) -> HandCase:
+        return HandCase(
+            suite=suite,
+            name=name,
+            check=fn,
+            level=level,
+            capability=capability or suite,
+            **kwargs,
+        )
+
+    return wrap
+
+
+def storage_id(t: Any) -> int:
+    """Identity of a tensor's storage that works even where data_ptr() is 0."""
+    return int(t.untyped_storage()._cdata)
