@@ -88,7 +88,15 @@ def load_input(path: Path | str, *, run_key: str | None = None) -> ReportInput:
     """Resolve `path` with the schema loader and gather the evidence files beside it."""
     path = Path(path)
     target = find_latest(path, run_key=run_key) if path.is_dir() else path
-    artifact = load_result(target)
+    try:
+        artifact = load_result(target)
+    except ArtifactError:
+        raise
+    except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        # the loader should say this itself; until it always does, say it once here
+        raise ArtifactError(
+            target, f"malformed artifact ({type(exc).__name__}: {exc})"
+        ) from None
     try:
         check_artifact(artifact, str(target))
     except ArtifactError as exc:
