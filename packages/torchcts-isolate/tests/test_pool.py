@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,3 +121,15 @@ def test_failing_preload_is_reported(entry_env: dict[str, str]) -> None:
         outcome = pool.run({}, timeout_s=20, heartbeat_s=10)
     assert outcome.result is None and outcome.exception is not None
     assert "no_such_backend_xyz" in outcome.exception
+
+
+def test_child_dying_while_idle_is_replaced(entry_env: dict[str, str]) -> None:
+    """A warm child killed between cases (say, by the OOM killer) is replaced."""
+    with WarmPool("isolate_entries:echo", env=entry_env) as pool:
+        first = pool.run({}, timeout_s=20, heartbeat_s=10)
+        assert first.result is not None
+        os.kill(first.result["pid"], signal.SIGKILL)
+        time.sleep(0.2)
+        second = pool.run({}, timeout_s=20, heartbeat_s=10)
+        assert second.result is not None and second.result["pid"] != first.result["pid"]
+        assert pool.replaced == 1

@@ -52,7 +52,8 @@ class WarmPool:
     ``preload`` names modules a child imports before it counts as warm (torch, the
     backend), so the first case a child runs does not pay for them.
     Closing the pool (or the parent's exit) ends every child and its group; a child
-    whose parent dies notices its control pipe closing and exits.
+    whose parent dies notices its control pipe closing and exits. Not thread-safe:
+    one caller at a time (each xdist worker has its own pool).
     """
 
     def __init__(
@@ -125,13 +126,11 @@ class WarmPool:
         self.close()
 
     def _take(self) -> Child:
-        for child in self._children:
-            if child.proc.poll() is None:
-                return child
-        # Every child died while idle (say, the backend's import crashed): replace one.
-        dead = self._children.pop(0)
-        dead.close()
-        self.replaced += 1
+        """A live child; children that died while idle are replaced first."""
+        for child in [c for c in self._children if c.proc.poll() is not None]:
+            self._children.remove(child)
+            child.close(graceful=False)
+            self.replaced += 1
         self._fill()
         return self._children[0]
 
