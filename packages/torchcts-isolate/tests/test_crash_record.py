@@ -128,3 +128,10 @@ def test_unreadable_record_names_file(tmp_path: Path) -> None:
     path.write_text("{", encoding="utf-8")
     with pytest.raises(ArtifactError, match=r"bad\.json"):
         read_crash_record(path)
+
+
+def test_non_json_values_become_scrubbed_text(tmp_path: Path) -> None:
+    """A Path or other non-JSON value is written as (scrubbed) text, not a crash."""
+    extra = {"manifest_path": Path(os.getcwd()) / "manifests" / "simdev.py"}
+    data = read_crash_record(write_crash_record(tmp_path, KEY, payload(**extra)))
+    assert data["manifest_path"] == "manifests/simdev.py"

@@ -108,9 +108,12 @@ def audit(ledger: Ledger, cases: list[KnownCase] | None, **context: Any) -> Audi
         ]
         result.matches[label] = found
         if not found:
+            hint = ""
+            if rule.surface is not None and not any(c.surfaces for c in cases):
+                hint = "; the case list carries no surfaces (list CaseSpec dicts)"
             result.errors.append(
                 f"{label}: matches no listed case ({rule.match_kind} "
-                f"{getattr(rule, rule.match_kind)!r})"
+                f"{getattr(rule, rule.match_kind)!r}{hint})"
             )
     return result
 

@@ -77,11 +77,12 @@ def write_crash_record(
     """
     record = _checked(payload, run_key)
     identity = Identity.current(roots=[os.getcwd()])
-    clean = scrub_value(record, identity)
+    clean = scrub_value(json.loads(json.dumps(record, default=str)), identity)
     clean["case_id"], clean["node_id"] = record["case_id"], record["node_id"]
     clean["run_key"] = run_key
     path = crash_record_path(Path(results_dir), run_key, record["case_id"])
-    write_atomic(path, json.dumps(clean, indent=1, ensure_ascii=False) + "\n")
+    text = json.dumps(clean, indent=1, ensure_ascii=False, default=str)
+    write_atomic(path, text + "\n")
     return path
 
 
