@@ -1,0 +1,80 @@
+"""The ``torch.simdev`` module: availability, device count and simdev's own RNG.
+
+simdev keeps a generator separate from the CPU default one, as a real device does, so
+that CPU reference computations do not advance the device's random stream.
+``torch.manual_seed`` reaches it through ``manual_seed_all``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+GENERATOR = torch.Generator()
+
+
+class SimdevModule:
+    """What PyTorch looks up as ``torch.simdev`` for a PrivateUse1 backend."""
+
+    @staticmethod
+    def is_available() -> bool:
+        """simdev runs anywhere torch runs."""
+        return True
+
+    @staticmethod
+    def is_initialized() -> bool:
+        """Registration happens at import, so it is always initialized."""
+        return True
+
+    @staticmethod
+    def _is_in_bad_fork() -> bool:
+        return False
+
+    @staticmethod
+    def device_count() -> int:
+        """simdev exposes exactly one device, ``simdev:0``."""
+        return 1
+
+    @staticmethod
+    def current_device() -> int:
+        """The only device index."""
+        return 0
+
+    @staticmethod
+    def set_device(device: int) -> None:
+        """Accept index 0 only, like a one-device machine."""
+        if int(device) != 0:
+            raise RuntimeError(f"simdev: invalid device index {device} (only 0 exists)")
+
+    @staticmethod
+    def synchronize(device: object = None) -> None:
+        """simdev runs ops synchronously; nothing to wait for."""
+
+    @staticmethod
+    def manual_seed(seed: int) -> None:
+        """Seed simdev's generator."""
+        GENERATOR.manual_seed(int(seed))
+
+    @staticmethod
+    def manual_seed_all(seed: int) -> None:
+        """Seed simdev's generator (called by ``torch.manual_seed``)."""
+        GENERATOR.manual_seed(int(seed))
+
+    @staticmethod
+    def seed() -> int:
+        """Seed simdev's generator non-deterministically."""
+        return GENERATOR.seed()
+
+    @staticmethod
+    def initial_seed() -> int:
+        """The seed simdev's generator last got."""
+        return GENERATOR.initial_seed()
+
+    @staticmethod
+    def get_rng_state(device: object = None) -> torch.Tensor:
+        """simdev's generator state (a CPU byte tensor, as for other devices)."""
+        return GENERATOR.get_state()
+
+    @staticmethod
+    def set_rng_state(state: torch.Tensor, device: object = None) -> None:
+        """Restore simdev's generator state."""
+        GENERATOR.set_state(state)

@@ -1,0 +1,267 @@
+"""The one boxed kernel behind every aten op on simdev: run it on CPU payloads.
+
+This is the hot path of every simdev run, so per-op facts (which arguments are written,
+where the generator goes, which fault rules could match) are computed once per overload
+and cached; a call with no matching rule pays only for converting its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from torchcts_simdev import faults
+from torchcts_simdev.kernels import (
+    EXTRA_WRITES,
+    IMPLS,
+    copy_to_host,
+    first_tensor,
+    rewrap_number,
+    to_host,
+    use_simdev_generator,
+)
+from torchcts_simdev.payload import payload_storage, sync, to_cpu, wrap
+from torchcts_simdev.profile import CLEAN, FaultProfile, FaultRule
+
+_CPU = torch.device("cpu")
+_Tensor = torch.Tensor
+_Storage = torch.UntypedStorage
+_Device = torch.device
+_MISMATCH_FREE = frozenset(
+    ("aten::_copy_from", "aten::_copy_from_and_resize", "aten::copy_", "aten::_to_copy")
+)
+
+
+class _Op:
+    """Cached facts about one overload."""
+
+    __slots__ = (
+        "generator",
+        "impl",
+        "index_lists",
+        "name",
+        "rules",
+        "tensor_slots",
+        "writes",
+    )  # fmt: skip
+
+    def __init__(self, op: torch._ops.OpOverload, profile: FaultProfile) -> None:
+        schema = op._schema
+        self.name: str = op.name()  # type: ignore[no-untyped-call]
+        self.impl: Callable[..., Any] = IMPLS.get(self.name, op)
+        writes: list[int | str] = list(EXTRA_WRITES.get(self.name, ()))
+        self.generator: tuple[int, str] | None = None
+        index_lists: list[int | str] = []
+        tensor_slots: list[int | str] = []
+        for position, arg in enumerate(schema.arguments):
+            where: int | str = arg.name if arg.kwarg_only else position
+            if arg.alias_info is not None and arg.alias_info.is_write:
+                writes.append(where)
+            if arg.name == "generator":
+                self.generator = (position, arg.name)
+            if str(arg.type) == "Optional[List[Tensor]]":
+                index_lists.append(where)
+            if str(arg.type) in ("Tensor", "Optional[Tensor]"):
+                tensor_slots.append(where)
+        self.writes = tuple(writes)
+        self.tensor_slots = tuple(tensor_slots)
+        self.index_lists = frozenset(index_lists)
+        self.rules = profile.rules_for(self.name)
+
+
+class _Call:
+    """One call's conversions: which CPU object stands for which argument."""
+
+    __slots__ = ("device_seen", "foreign", "hints", "pairs", "replaced")
+
+    def __init__(self) -> None:
+        self.replaced: list[object] = []
+        self.pairs: list[tuple[object, object]] = []
+        self.hints: dict[int, torch.UntypedStorage] = {}
+        self.foreign: _Tensor | None = None
+        self.device_seen = False
+
+    def arg(self, value: Any, cpu_ok: bool = False, clone: bool = False) -> Any:
+        if isinstance(value, _Tensor):
+            if value.is_cpu:
+                if not cpu_ok and value.dim() != 0:
+                    self.foreign = value
+                self.pairs.append((value, value))
+                return value
+            if value.device.type != "simdev":
+                self.foreign = value
+                return value
+            self.device_seen = True
+            cpu = to_cpu(value)
+            self.hints[cpu.untyped_storage()._cdata] = value.untyped_storage()
+            if clone:
+                cpu = cpu.clone()
+            self.pairs.append((cpu, value))
+            return cpu
+        if isinstance(value, list | tuple) and value:
+            return type(value)(self.arg(v, cpu_ok, clone) for v in value)
+        if isinstance(value, _Device) and value.type == "simdev":
+            self.device_seen = True
+            return _CPU
+        if isinstance(value, _Storage) and value.device.type == "simdev":
+            return payload_storage(value)
+        return value
+
+    def original(self, cpu: object) -> object:
+        for converted, original in self.pairs:
+            if converted is cpu:
+                return original
+        return None
+
+    def aliases_input(self, cpu: _Tensor) -> bool:
+        return cpu.untyped_storage()._cdata in self.hints
+
+    def out(self, value: Any) -> Any:
+        if isinstance(value, _Tensor):
+            original = self.original(value)
+            if original is not None:
+                return original
+            return wrap(value, self.hints.get(value.untyped_storage()._cdata))
+        if isinstance(value, list | tuple):
+            return type(value)(self.out(v) for v in value)
+        return value
+
+
+class Fallback:
+    """The registered kernel; holds the active profile and the per-overload cache."""
+
+    def __init__(self) -> None:
+        self.profile: FaultProfile = CLEAN
+        self._ops: dict[torch._ops.OpOverload, _Op] = {}
+
+    def set_profile(self, profile: FaultProfile) -> None:
+        """Switch profiles; cached rule lookups are dropped with the old one."""
+        self.profile = profile
+        self._ops = {}
+
+    def __call__(self, op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
+        info = self._ops.get(op)
+        if info is None:
+            info = self._ops[op] = _Op(op, self.profile)
+        rule = _select(info, args, kwargs) if info.rules else None
+        if rule is not None and rule.fault in faults.BEFORE:
+            faults.before(rule, info.name, self.profile.name)
+        if info.name == "aten::_to_copy" and to_host(kwargs):
+            return copy_to_host(args, kwargs)
+        drop = rule is not None and rule.fault == "drop_inplace"
+        call = _Call()
+        lists = info.index_lists
+        cargs = [
+            call.arg(a, i in lists, drop and i in info.writes)
+            for i, a in enumerate(args)
+        ]
+        ckwargs = {
+            k: call.arg(v, k in lists, drop and k in info.writes)
+            for k, v in kwargs.items()
+        }
+        if call.foreign is not None and info.name not in _MISMATCH_FREE:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least "
+                f"two devices, simdev:0 and {call.foreign.device}! (in {info.name})"
+            )
+        if info.generator is not None:
+            use_simdev_generator(info.generator, cargs, ckwargs)
+        for where in info.tensor_slots:
+            rewrap_number(where, cargs, ckwargs)
+        result = info.impl(*cargs, **ckwargs)
+        if rule is not None and rule.fault in faults.AFTER:
+            result = _corrupt(rule, result, call)
+        if info.writes and not drop:
+            _sync_writes(info.writes, args, kwargs, cargs, ckwargs, call)
+        return call.out(result)
+
+
+def _corrupt(rule: FaultRule, result: Any, call: _Call) -> Any:
+    """Apply an output fault, reaching through to written arguments.
+
+    Structured ops reach a backend as their ``.out`` overload, and the generic wrapper
+    that called it returns the ``out`` argument, not what the kernel returned; so a
+    corrupted written output replaces that argument's data in place.
+    """
+    if isinstance(result, list | tuple):
+        return type(result)(_corrupt(rule, item, call) for item in result)
+    if not isinstance(result, _Tensor):
+        return result
+    original = call.original(result)
+    faulty = faults.transform(
+        rule, result, call.aliases_input(result), original is not None
+    )
+    if faulty is result:
+        return result
+    if isinstance(original, _Tensor) and not original.is_cpu:
+        original.data = wrap(faulty)
+        call.replaced.append(original)
+        return result
+    return faulty
+
+
+def _select(
+    info: _Op, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> FaultRule | None:
+    first = first_tensor(args)
+    if first is None:
+        first = first_tensor(tuple(kwargs.values()))
+    if first is not None:
+        dtype: str | None = str(first.dtype).removeprefix("torch.")
+        shape: tuple[int, ...] | None = tuple(first.shape)
+    else:
+        given = kwargs.get("dtype")
+        dtype = str(given).removeprefix("torch.") if given is not None else None
+        shape = None
+    inplace = _is_inplace(info.writes, args, kwargs)
+    for rule in info.rules:
+        if rule.matches_call(dtype, shape, inplace):
+            return rule
+    return None
+
+
+def _is_inplace(
+    writes: tuple[int | str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> bool:
+    """Whether a written argument is also read: ``x.add_(y)`` arrives as
+    ``add.out(x, y, out=x)``, which only this identity tells apart from ``out=``."""
+    written = [
+        args[w] if isinstance(w, int) and w < len(args) else kwargs.get(str(w))
+        for w in writes
+    ]
+    if not written:
+        return False
+    for position, value in enumerate(args):
+        if position not in writes and any(value is w for w in written):
+            return True
+    return False
+
+
+def _sync_writes(
+    writes: tuple[int | str, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    cargs: list[Any],
+    ckwargs: dict[str, Any],
+    call: _Call,
+) -> None:
+    for where in writes:
+        if isinstance(where, int):
+            if where >= len(args):
+                continue
+            device, cpu = args[where], cargs[where]
+        else:
+            if where not in kwargs:
+                continue
+            device, cpu = kwargs[where], ckwargs[where]
+        if isinstance(device, list | tuple):
+            pairs = list(zip(device, cpu, strict=True))
+        else:
+            pairs = [(device, cpu)]
+        for dev, host in pairs:
+            if isinstance(dev, _Tensor) and not dev.is_cpu and dev is not host:
+                if any(dev is done for done in call.replaced):
+                    continue
+                sync(dev, host, call.hints.get(host.untyped_storage()._cdata))

@@ -1,0 +1,50 @@
+"""Register the ``simdev`` device with PyTorch, once per process.
+
+PrivateUse1 can be renamed only once, and a second fallback registration would fail,
+so the registration is remembered on the torch module itself: re-importing or reloading
+torchcts_simdev finds it instead of registering twice. torch.library's API is untyped,
+hence the ignores below.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+from torchcts_simdev.device import SimdevModule
+from torchcts_simdev.fallback import Fallback
+from torchcts_simdev.kernels import EXPLICIT_OPS
+
+DEVICE = "simdev"
+
+
+def register() -> Fallback:
+    """Make PrivateUse1 the ``simdev`` device and install the fallback, once."""
+    # The registration lives on the torch module, so a reloaded or re-imported
+    # torchcts_simdev finds it instead of failing to rename PrivateUse1 twice.
+    existing: Fallback | None = getattr(torch, "_torchcts_simdev_fallback", None)
+    if existing is not None:
+        return existing
+    if torch._C._get_privateuse1_backend_name() != DEVICE:
+        _setup_privateuseone_for_python_backend(DEVICE, backend_module=SimdevModule())
+    fallback = Fallback()
+    library = torch.library.Library("_", "IMPL")  # type: ignore[no-untyped-call]
+    library.fallback(fallback, "PrivateUse1")  # type: ignore[no-untyped-call]
+    # copy_'s generic kernel resolves lazy conjugation by cloning, which copies again
+    # (endlessly) on a backend without its own copy_: give simdev one.
+    kernels = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
+    copy = torch.ops.aten.copy_.default
+    kernels.impl(  # type: ignore[no-untyped-call]
+        "copy_", functools.partial(fallback, copy), "PrivateUse1"
+    )
+    for name in EXPLICIT_OPS:
+        packet, _, overload = name.partition(".")
+        op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+        kernels.impl(  # type: ignore[no-untyped-call]
+            name, functools.partial(fallback, op), "PrivateUse1"
+        )
+    torch._torchcts_simdev_fallback = fallback  # type: ignore[attr-defined]
+    torch._torchcts_simdev_library = (library, kernels)  # type: ignore[attr-defined]
+    return fallback
