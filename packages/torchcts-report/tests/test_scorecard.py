@@ -244,7 +244,7 @@ def test_probe_table_from_run_diagnostics(tmp_path, syn):
     syn.write(tmp_path, art)
     # the same failure also sits in a failure file: it must not be listed twice
     (tmp_path / "simdev_x86-64-2cpu_harness_probe_failures_5.jsonl").write_text(
-        json.dumps(rows[1]) + "\n"
+        json.dumps({**rows[1], "type": "harness_probe"}) + "\n"
     )
     text = render_markdown(load_input(tmp_path))
     probes = _section(text, "Diagnostic probes")
@@ -258,6 +258,17 @@ def test_probe_table_from_run_diagnostics(tmp_path, syn):
     fix = _section(text, "Next fix")
     assert "0 case(s) and 1 probe failure(s)" in fix
     assert "`probes`" not in _section(text, "Diagnostics")
+
+
+def test_probe_counts_from_diagnostics_when_metadata_lacks_them(tmp_path, syn):
+    """A run rebuilt from its journal (no probe counts in metadata) uses diagnostics."""
+    art = syn.artifact(probes={})
+    art.diagnostics["probes"] = {
+        "counts": {"pass": 3, "fail": 0, "total": 3},
+        "rows": [],
+    }
+    text = _section(_render(tmp_path, syn, art), "Diagnostic probes")
+    assert "fail: 0, pass: 3, total: 3" in text
 
 
 def test_crash_records_list_every_crash_and_evidence(tmp_path, syn):

@@ -13,7 +13,7 @@ from typing import Any
 from torchcts_schema import CaseRecord, Status
 
 from torchcts_report.clusters import quote
-from torchcts_report.inputs import ReportInput, probe_rows
+from torchcts_report.inputs import ReportInput, probe_counts, probe_rows
 from torchcts_report.text import clean, md, md_block, md_code, table
 
 MAX_CRASH_DETAILS = 50
@@ -124,7 +124,7 @@ def _crash_detail(record: dict[str, Any]) -> str:
 def probe_section(report: ReportInput) -> str:
     """The probe table: pass/fail/total counts, then the rows the run recorded."""
     parts = ["## Diagnostic probes", ""]
-    counts = report.artifact.metadata.probes
+    counts = probe_counts(report)
     if counts:
         parts.append(", ".join(f"{md(k)}: {counts[k]}" for k in sorted(counts)))
     else:

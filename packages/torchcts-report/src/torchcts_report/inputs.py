@@ -70,8 +70,18 @@ def failing_probes(report: ReportInput) -> list[dict[str, Any]]:
     ]
 
 
-def _probe_identity(row: dict[str, Any]) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
+def probe_counts(report: ReportInput) -> dict[str, Any]:
+    """Pass/fail/total from the metadata, or from the diagnostics of a rebuilt run."""
+    if report.artifact.metadata.probes:
+        return dict(report.artifact.metadata.probes)
+    recorded = report.artifact.diagnostics.get("probes")
+    counts = recorded.get("counts") if isinstance(recorded, dict) else None
+    return dict(counts) if isinstance(counts, dict) else {}
+
+
+def _probe_identity(row: dict[str, Any]) -> tuple[str, ...]:
+    # failure files add bookkeeping keys (a type tag); the four columns identify a row
+    return tuple(str(row.get(c, "")) for c in ("kind", "probe", "status", "note"))
 
 
 def results_dir_of(path: Path) -> Path:
