@@ -265,7 +265,7 @@ def test_names_differing_only_in_case_are_rejected(good: Path, tmp_path: Path) -
 def test_file_and_directory_with_one_name_are_rejected(
     good: Path, tmp_path: Path
 ) -> None:
-    """A member that is also another member's directory cannot be extracted."""
+    """A member that is also another member's directory is rejected."""
     members = _listed(_members(good), "results/x", b"a")
     bad = _write(tmp_path / "bad.zip", _listed(members, "results/x/y", b"b"))
-    assert "cannot be extracted" in _problems(bad)
+    assert "is both a file and the directory" in _problems(bad)

@@ -12,13 +12,14 @@ import json
 import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
     RunArtifact,
+    RunMetadata,
     load_result,
     read_manifest_source,
     validate_manifest,
@@ -38,6 +39,16 @@ CONSISTENT_KEYS = (
     "backend", "device", "hardware_key", "torch_version", "torchcts_version",
     "manifest_digest", "completed_normally",
 )  # fmt: skip
+
+
+METADATA_TYPES: dict[str, tuple[type, ...]] = {
+    "ended_at": (str, type(None)),
+    "completed_normally": (bool,),
+    "counts": (dict,),
+    "level": (int, type(None)),
+    "options": (dict,),
+    "probes": (dict,),
+}  # every other field is a string
 
 
 @dataclass(frozen=True)
@@ -142,6 +153,15 @@ def _structure(infos: list[zipfile.ZipInfo], limits: Limits) -> list[str]:
                 f"{limits.max_ratio:.0f}:1; a zip bomb?)"
             )
         total += info.file_size
+    files = {i.filename for i in infos if not i.is_dir()}
+    for name in sorted(files):
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent in files:
+                problems.append(
+                    f"{parent!r}: is both a file and the directory of {name!r}"
+                )
     if total > limits.max_total_bytes:
         problems.append(
             f"{total} bytes uncompressed in all (limit {limits.max_total_bytes})"
@@ -267,9 +287,13 @@ def _load(
 ) -> RunArtifact | None:
     with tempfile.TemporaryDirectory(prefix="torchcts-verify-") as tmp:
         root = Path(tmp)
+        result = str(body["result"])
+        key = _run_key_of(result)
+        # only what the loader reads: the result file, its history and its journal
+        wanted = (result, f"{RESULTS_PREFIX}{key}_journal.jsonl")
         try:
             for name, content in data.items():
-                if name.startswith(RESULTS_PREFIX):
+                if name in wanted or name.startswith(f"{RESULTS_PREFIX}{key}_history/"):
                     target = root / name
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(content)
@@ -279,18 +303,50 @@ def _load(
             )
             return None
         try:
-            artifact = load_result(root / str(body["result"]))
+            artifact = load_result(root / result)
         except ArtifactError as exc:
             problems.append(str(exc).replace(str(root) + "/", ""))
             return None
-        except RecursionError:
-            problems.append(f"{body['result']}: too deeply nested JSON")
+        except Exception as exc:
+            # the schema's loader still lets some malformed values escape as TypeError
+            # or AttributeError; for a reviewer they are all "this artifact is broken"
+            problems.append(
+                f"{body['result']}: malformed artifact ({type(exc).__name__}: {exc})"
+            )
             return None
-    meta = artifact.metadata.to_dict()
+    wrong = _metadata_problems(artifact)
+    if wrong:
+        problems += [f"{body['result']}: run metadata {w}" for w in wrong]
+        return None
     for key in CONSISTENT_KEYS:
-        if meta.get(key) != body.get(key):
+        mine = getattr(artifact.metadata, key)
+        if mine != body.get(key):
             problems.append(
                 f"{SUBMISSION_NAME}: {key} {body.get(key)!r} differs from the run's "
-                f"{meta.get(key)!r} in {body['result']}"
+                f"{mine!r} in {body['result']}"
             )
     return artifact
+
+
+def _run_key_of(result: str) -> str:
+    name = result.rsplit("/", 1)[-1]
+    for suffix in ("_latest.json", "_journal.jsonl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _metadata_problems(artifact: RunArtifact) -> list[str]:
+    """Field types the schema's loader does not check, so the summary can trust them."""
+    problems = []
+    for f in fields(RunMetadata):
+        value = getattr(artifact.metadata, f.name)
+        kinds = METADATA_TYPES.get(f.name, (str,))
+        if not isinstance(value, kinds) or (
+            isinstance(value, bool) and bool not in kinds
+        ):
+            names = " or ".join(
+                "null" if k is type(None) else k.__name__ for k in kinds
+            )
+            problems.append(f"{f.name} is {type(value).__name__}, not {names}")
+    return problems

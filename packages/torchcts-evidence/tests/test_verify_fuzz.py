@@ -1,0 +1,87 @@
+"""Hostile run artifacts inside an otherwise valid archive: one problem, no traceback."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from torchcts_evidence import (
+    build_archive,
+    format_verification,
+    sha256_of,
+    verify_archive,
+)
+
+from .builders import make_project
+
+ODD_VALUES: list[Any] = [None, -1.5, "", [None], {"a": 1}]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:1]):
+            yield from _paths(item, (*prefix, index))
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy = json.loads(json.dumps(value))
+    node = copy
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = new
+    return copy
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Any]:
+    """A good archive, the name of its canonical artifact and that artifact's JSON."""
+    root = tmp_path_factory.mktemp("fuzz")
+    make_project(root / "p")
+    built = build_archive(root / "p" / "results", out_dir=root, project_root=root / "p")
+    with zipfile.ZipFile(built.path) as zf:
+        body = json.loads(zf.read("SUBMISSION.json"))
+        name = body["canonical_artifact"]
+        return built.path, name, json.loads(zf.read(name))
+
+
+def _variant(archive: Path, name: str, content: bytes, out: Path) -> Path:
+    with zipfile.ZipFile(archive) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == name:
+                data = content
+            elif info.filename == "SUBMISSION.json":
+                body = json.loads(data)
+                body["files"][name]["sha256"] = sha256_of(content)
+                data = json.dumps(body).encode()
+            info.compress_type = zipfile.ZIP_STORED  # fast: hundreds of variants
+            dst.writestr(info, data)
+    return out
+
+
+def test_any_json_in_any_artifact_field_is_a_problem_not_a_crash(
+    archive: tuple[Path, str, Any], tmp_path: Path
+) -> None:
+    """Every field of the canonical artifact replaced by odd JSON verifies or is refused
+    with problems listed; verify never raises."""
+    path, name, artifact = archive
+    tried = 0
+    for field_path in _paths(artifact):
+        for odd in ODD_VALUES:
+            content = json.dumps(_replace(artifact, field_path, odd)).encode()
+            variant = _variant(path, name, content, tmp_path / "v.zip")
+            result = verify_archive(variant)  # must not raise
+            assert result.ok or result.problems
+            assert format_verification(result)
+            tried += 1
+    assert tried > 100
