@@ -195,7 +195,7 @@ def diagnostics_section(report: ReportInput) -> str:
             for k in shown
         )
     else:
-        parts.append("The artifact holds no run-level diagnostics.")
+        parts.append("The artifact holds no other run-level diagnostics.")
     ids = [r.case_id for r in report.artifact.records]
     repeated = len(ids) - len(set(ids))
     if repeated:
