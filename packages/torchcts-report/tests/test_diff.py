@@ -128,3 +128,24 @@ def test_cli_missing_input_is_one_line(tmp_path, capsys):
     assert main(["diff", str(tmp_path / "nope"), str(tmp_path / "nope2")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nope" in err and "no such file" in err
+
+
+def test_render_counts_per_status_and_warns_on_mismatch(syn):
+    """The diff shows per-status counts and warns when versions or completeness differ."""
+    old = syn.artifact([syn.record("a"), syn.record("b")])
+    new = syn.artifact(
+        [syn.record("a", status=Status.FAILED, mismatch="x")],
+        torch_version="2.14.0",
+        completed_normally=False,
+    )
+    text = render_diff(diff_artifacts(old, new), old, new)
+    assert "| `passed` | 2 | 0 | -2 |" in text
+    assert "| `failed` | 0 | 1 | +1 |" in text
+    assert "> The runs differ in PyTorch version: compare with care." in text
+    assert "> The new run did not complete normally" in text
+
+
+def test_render_same_setup_has_no_warnings(syn):
+    """Two complete runs of one setup get no warnings."""
+    art = syn.artifact()
+    assert "> " not in render_diff(diff_artifacts(art, art), art, art)

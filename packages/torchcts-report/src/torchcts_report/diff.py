@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from torchcts_schema import CaseRecord, RunArtifact, Status
+from torchcts_schema import CaseRecord, RunArtifact, Status, count_statuses
 
 from torchcts_report.text import md, md_code, table
 
@@ -115,6 +115,34 @@ def render_diff(diff: RunDiff, old: RunArtifact, new: RunArtifact) -> str:
         ["vanished cases", str(len(diff.vanished))],
     ]
     parts += ["", "## Summary", "", table(["change", "cases"], summary)]
+    warnings = [
+        f"The runs differ in {what}: compare with care."
+        for what, attr_name in (
+            ("PyTorch version", "torch_version"),
+            ("manifest", "manifest_digest"),
+            ("device", "device"),
+        )
+        if getattr(old.metadata, attr_name) != getattr(new.metadata, attr_name)
+    ]
+    warnings += [
+        f"The {label} run did not complete normally; its missing cases show as "
+        "vanished or new."
+        for label, art in (("old", old), ("new", new))
+        if not art.metadata.completed_normally
+    ]
+    if warnings:
+        parts += ["", *(f"> {w}" for w in warnings)]
+    before, after = count_statuses(old.records), count_statuses(new.records)
+    per_status = [
+        [f"`{s}`", str(before[s]), str(after[s]), f"{after[s] - before[s]:+d}"]
+        for s in before
+    ]
+    parts += [
+        "",
+        "## Cases per status",
+        "",
+        table(["status", "old", "new", "change"], per_status),
+    ]
     for title, items in (
         ("Regressions", diff.regressions),
         ("Fixes", diff.fixes),
