@@ -150,3 +150,15 @@ def test_several_runs_need_a_run_key(tmp_path: Path) -> None:
     with pytest.raises(EvidenceError, match="several runs"):
         _build(tmp_path, tmp_path / "out")
     assert _build(tmp_path, tmp_path / "out", run_key=RUN_KEY).run_key == RUN_KEY
+
+
+def test_malformed_run_metadata_is_refused_naming_the_field(tmp_path: Path) -> None:
+    """A journal whose metadata has a wrong-typed field is refused, not a traceback."""
+    make_project(tmp_path, completed=False)
+    journal = tmp_path / "results" / f"{RUN_KEY}_journal.jsonl"
+    lines = journal.read_text().splitlines()
+    start = json.loads(lines[0])
+    start["metadata"]["completed_normally"] = "yes"
+    journal.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    with pytest.raises(EvidenceError, match="completed_normally is str, not bool"):
+        _build(tmp_path, tmp_path / "out")

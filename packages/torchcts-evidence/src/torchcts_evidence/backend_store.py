@@ -27,6 +27,7 @@ from torchcts_schema import (
 )
 
 from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.metadata import metadata_problems
 from torchcts_evidence.scrub import HostIdentity, find_identity, scrub_text
 from torchcts_evidence.store_schema import (
     ENTRY_VERSION,
@@ -61,6 +62,11 @@ def pack_run(
         artifact = load_result(result)
     except ArtifactError as exc:
         raise EvidenceError(str(exc)) from None
+    except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+        raise EvidenceError(f"{result}: malformed result ({exc!r})") from None
+    wrong = metadata_problems(artifact)
+    if wrong:
+        raise EvidenceError(f"{result}: malformed run metadata: {'; '.join(wrong)}")
     entries = build_entries(artifact, options, identity)
     if not entries:
         raise EvidenceError(

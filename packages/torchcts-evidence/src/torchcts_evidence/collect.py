@@ -28,6 +28,7 @@ from torchcts_schema import (
 )
 
 from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.metadata import metadata_problems
 
 NOT_EXECUTED = frozenset({Status.NOT_RUN, Status.SKIPPED})
 # per run key, file name patterns (relative to the results dir) that belong to the run
@@ -76,6 +77,12 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
         artifact = load_result(source)
     except ArtifactError as exc:
         raise EvidenceError(str(exc)) from None
+    except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+        # malformed values the schema's loader does not yet turn into ArtifactError
+        raise EvidenceError(f"{results_dir}: malformed result ({exc!r})") from None
+    wrong = metadata_problems(artifact)
+    if wrong:
+        raise EvidenceError(f"{source}: malformed run metadata: {'; '.join(wrong)}")
     key = source.name.removesuffix("_latest.json").removesuffix("_journal.jsonl")
     executed = [r for r in artifact.results if r.status not in NOT_EXECUTED]
     if not executed:

@@ -90,8 +90,8 @@ def build_packet(
     command = ""
     try:
         artifact = load_result(results_dir, run_key=key)
-    except ArtifactError:
-        artifact = None
+    except (ArtifactError, TypeError, ValueError, AttributeError, KeyError):
+        artifact = None  # the packet still carries the crash record itself
     if artifact is not None:
         artifact_json = json.loads(encode_artifact(artifact))
         command = artifact.metadata.command

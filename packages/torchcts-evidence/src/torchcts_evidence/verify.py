@@ -12,14 +12,13 @@ import json
 import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
     RunArtifact,
-    RunMetadata,
     load_result,
     read_manifest_source,
     validate_manifest,
@@ -33,22 +32,13 @@ from torchcts_evidence.archive import (
     SUBMISSION_VERSION,
     sha256_of,
 )
+from torchcts_evidence.metadata import metadata_problems
 
 # fields SUBMISSION.json repeats from the run metadata; they must agree
 CONSISTENT_KEYS = (
     "backend", "device", "hardware_key", "torch_version", "torchcts_version",
     "manifest_digest", "completed_normally",
 )  # fmt: skip
-
-
-METADATA_TYPES: dict[str, tuple[type, ...]] = {
-    "ended_at": (str, type(None)),
-    "completed_normally": (bool,),
-    "counts": (dict,),
-    "level": (int, type(None)),
-    "options": (dict,),
-    "probes": (dict,),
-}  # every other field is a string
 
 
 @dataclass(frozen=True)
@@ -314,7 +304,7 @@ def _load(
                 f"{body['result']}: malformed artifact ({type(exc).__name__}: {exc})"
             )
             return None
-    wrong = _metadata_problems(artifact)
+    wrong = metadata_problems(artifact)
     if wrong:
         problems += [f"{body['result']}: run metadata {w}" for w in wrong]
         return None
@@ -334,19 +324,3 @@ def _run_key_of(result: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
-
-
-def _metadata_problems(artifact: RunArtifact) -> list[str]:
-    """Field types the schema's loader does not check, so the summary can trust them."""
-    problems = []
-    for f in fields(RunMetadata):
-        value = getattr(artifact.metadata, f.name)
-        kinds = METADATA_TYPES.get(f.name, (str,))
-        if not isinstance(value, kinds) or (
-            isinstance(value, bool) and bool not in kinds
-        ):
-            names = " or ".join(
-                "null" if k is type(None) else k.__name__ for k in kinds
-            )
-            problems.append(f"{f.name} is {type(value).__name__}, not {names}")
-    return problems
