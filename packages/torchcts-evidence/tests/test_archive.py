@@ -158,7 +158,7 @@ def test_malformed_run_metadata_is_refused_naming_the_field(tmp_path: Path) -> N
     journal = tmp_path / "results" / f"{RUN_KEY}_journal.jsonl"
     lines = journal.read_text().splitlines()
     start = json.loads(lines[0])
-    start["metadata"]["completed_normally"] = "yes"
+    start["metadata"]["level"] = "high"
     journal.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
-    with pytest.raises(EvidenceError, match="completed_normally is str, not bool"):
+    with pytest.raises(EvidenceError, match="level is str, not int or null"):
         _build(tmp_path, tmp_path / "out")
