@@ -28,34 +28,50 @@ VARIANT_ORDER = (
 )
 
 
-def opinfo_cases(dtype: str | None) -> Iterator[CaseSpec]:
-    """OpInfo cases of one dtype (None: the dtype-less error-input cases), in order."""
+def opinfo_groups(dtype: str | None) -> Iterator[tuple[str, dict[str, Any], str, int]]:
+    """(op, index entry, variant, sample count) of one dtype, in run order."""
     entries = index.shard(index.ERRORS_SHARD if dtype is None else dtype)
     for op in sorted(entries):
         entry = entries[op]
+        counts = entry["counts"]
         for variant in VARIANT_ORDER:
-            for sample in range(entry["counts"].get(variant, 0)):
-                yield _opinfo_spec(op, entry, variant, dtype, sample)
+            if counts.get(variant):
+                yield op, entry, variant, counts[variant]
 
 
-def _opinfo_spec(
-    op: str, entry: dict[str, Any], variant: str, dtype: str | None, sample: int
-) -> CaseSpec:
-    source = entry["source"]
-    if variant == "error_inputs":
-        source = "cpu_reference"
-    return CaseSpec(
-        case_id=make_case_id(OPINFO_SUITE, op, variant, dtype, sample),
-        suite=OPINFO_SUITE,
-        op=op,
-        variant=variant,
-        dtype=dtype,
-        sample=sample,
-        level=opinfo_level(entry["family"], variant, dtype, sample),
-        expected_source=ExpectedSource(source),
-        capability=variant,
-        surfaces=tuple(entry.get("surfaces", ())),
+def opinfo_cases(dtype: str | None) -> Iterator[CaseSpec]:
+    """OpInfo cases of one dtype (None: the dtype-less error-input cases), in order."""
+    for op, entry, variant, count in opinfo_groups(dtype):
+        yield from group_specs(op, entry, variant, dtype, range(count))
+
+
+def group_specs(
+    op: str, entry: dict[str, Any], variant: str, dtype: str | None, samples: range
+) -> Iterator[CaseSpec]:
+    """Specs of some samples of one (op, variant, dtype) group.
+
+    The id is validated once per group; per-sample work is a string join, which keeps
+    listing the whole matrix fast.
+    """
+    prefix = make_case_id(OPINFO_SUITE, op, variant, dtype, 0)[:-1]
+    source = ExpectedSource(
+        "cpu_reference" if variant == "error_inputs" else entry["source"]
     )
+    family = entry["family"]
+    surfaces = tuple(entry.get("surfaces", ()))
+    for sample in samples:
+        yield CaseSpec(
+            f"{prefix}{sample}",
+            OPINFO_SUITE,
+            op,
+            variant,
+            dtype,
+            sample,
+            opinfo_level(family, variant, dtype, sample),
+            source,
+            variant,
+            surfaces,
+        )
 
 
 def opinfo_entry(spec: CaseSpec) -> dict[str, Any]:
@@ -87,4 +103,4 @@ def get_case(case_id: str) -> CaseSpec:
         or not 0 <= sample < entry["counts"].get(variant, 0)
     ):
         raise KeyError(f"no case {case_id!r} in this torch's OpInfo")
-    return _opinfo_spec(op, entry, variant, dtype, sample)
+    return next(group_specs(op, entry, variant, dtype, range(sample, sample + 1)))

@@ -1,30 +1,34 @@
 """Selection: manifest + command-line filters -> runnable cases and `not_run` records.
 
 Every case of the declared dtypes is accounted for: it either runs or gets exactly one
-`not_run` record whose reason says why (the first reason that applies, in the order of
-`_reasons`).
+`not_run` record whose reason says why (the first that applies, in this order: command
+line filters, OPS exclusions, dtype support, capability, device count, comparison
+validity, sample limit, level). Reasons that do not depend on the sample are decided
+once per (op, variant, dtype) group, which keeps the full matrix fast to select.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable
 
 from torchcts_schema import (
     DTYPE_NAMES,
     CaseRecord,
     Manifest,
+    NextFix,
     NotRunReason,
     Status,
     default_next_fix,
-    node_id_for_case,
 )
 
-from torchcts_cases import index
-from torchcts_cases.catalog import OPINFO_SUITE, opinfo_cases
+from torchcts_cases.catalog import OPINFO_SUITE, group_specs, opinfo_groups
 from torchcts_cases.spec import CaseSpec, SelectedCases, Selection
 from torchcts_cases.suites import HandCase, all_hand_cases
+
+Reason = tuple[NotRunReason, str]
+_NEXT_FIX: NextFix | None = default_next_fix(Status.NOT_RUN)
 
 
 def all_suites() -> tuple[str, ...]:
@@ -44,20 +48,6 @@ def candidate_dtypes(manifest: Manifest, selection: Selection) -> list[str]:
     return [d for d in DTYPE_NAMES if d in wanted]
 
 
-def iter_cases(manifest: Manifest, selection: Selection) -> Iterator[CaseSpec]:
-    """Every candidate case, in the deterministic run order."""
-    suites = selection.suites
-    if not suites or OPINFO_SUITE in suites:
-        for dtype in candidate_dtypes(manifest, selection):
-            yield from opinfo_cases(dtype)
-        yield from opinfo_cases(None)
-    dtypes = set(candidate_dtypes(manifest, selection))
-    for hand in all_hand_cases().values():
-        assert hand.spec is not None
-        if hand.dtype is None or hand.dtype in dtypes:
-            yield hand.spec
-
-
 def select_cases(manifest: Manifest, selection: Selection) -> SelectedCases:
     """Runnable cases and one not_run record per excluded case."""
     unknown = [s for s in selection.suites if s not in all_suites()]
@@ -70,21 +60,42 @@ def select_cases(manifest: Manifest, selection: Selection) -> SelectedCases:
         raise ValueError(f"level must be 1-8, not {level}")
     rules = _Rules(manifest, selection, level)
     out = SelectedCases()
-    hand = all_hand_cases()
-    for spec in iter_cases(manifest, selection):
-        found = rules.reason(spec, hand)
-        if found is None:
+    dtypes = candidate_dtypes(manifest, selection)
+    for dtype in [*dtypes, None]:
+        for op, entry, variant, count in opinfo_groups(dtype):
+            name = str(entry.get("name", op))
+            found = rules.group_reason(OPINFO_SUITE, op, name, dtype, variant)
+            if found is None and entry.get("not_valid") and variant != "error_inputs":
+                found = (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
+            specs = group_specs(op, entry, variant, dtype, range(count))
+            _place(out, specs, found, rules)
+    for hand in all_hand_cases().values():
+        assert hand.spec is not None
+        if hand.dtype is not None and hand.dtype not in dtypes:
+            continue
+        found = rules.group_reason(
+            hand.suite, hand.name, hand.name, hand.dtype, hand.capability
+        ) or rules.hand_reason(hand)
+        _place(out, [hand.spec], found, rules)
+    return out
+
+
+def _place(
+    out: SelectedCases, specs: Iterable[CaseSpec], found: Reason | None, rules: _Rules
+) -> None:
+    for spec in specs:
+        reason = found or rules.sample_reason(spec)
+        if reason is None:
             out.runnable.append(spec)
         else:
-            out.not_run.append(not_run_record(spec, *found))
-    return out
+            out.not_run.append(not_run_record(spec, *reason))
 
 
 def not_run_record(spec: CaseSpec, reason: NotRunReason, detail: str) -> CaseRecord:
     """The record of a case TorchCTS chose not to run."""
     return CaseRecord(
         case_id=spec.case_id,
-        node_id=node_id_for_case(spec.case_id),
+        node_id="torchcts::" + spec.case_id,
         op=spec.op,
         variant=spec.variant,
         dtype=spec.dtype,
@@ -93,7 +104,7 @@ def not_run_record(spec: CaseSpec, reason: NotRunReason, detail: str) -> CaseRec
         status=Status.NOT_RUN,
         expected_source=spec.expected_source,
         suite=spec.suite,
-        next_fix=default_next_fix(Status.NOT_RUN),
+        next_fix=_NEXT_FIX,
         not_run_reason=reason,
         detail=detail,
     )
@@ -107,82 +118,62 @@ class _Rules:
         self.dtype_rx = {
             d: re.compile(v) for d, v in manifest.dtypes.items() if isinstance(v, str)
         }
-        self.entries: dict[str | None, dict[str, dict[str, object]]] = {}
 
-    def _entry(self, spec: CaseSpec) -> dict[str, object]:
-        key = spec.dtype
-        if key not in self.entries:
-            self.entries[key] = index.shard(key or index.ERRORS_SHARD)
-        return self.entries[key][spec.op]
-
-    def _name(self, spec: CaseSpec) -> str:
-        if spec.suite != OPINFO_SUITE:
-            return spec.op
-        return str(self._entry(spec).get("name", spec.op))
-
-    def reason(
-        self, spec: CaseSpec, hand: Mapping[str, HandCase]
-    ) -> tuple[NotRunReason, str] | None:
+    def group_reason(
+        self, suite: str, op: str, name: str, dtype: str | None, capability: str
+    ) -> Reason | None:
+        """Reasons shared by every sample of one (op, variant, dtype) group."""
         sel, m = self.sel, self.m
-        if sel.suites and spec.suite not in sel.suites:
-            return (
-                NotRunReason.FILTERED_BY_SELECTION,
-                f"suite {spec.suite} not selected",
-            )
-        if sel.dtypes and spec.dtype is not None and spec.dtype not in sel.dtypes:
-            return (
-                NotRunReason.FILTERED_BY_SELECTION,
-                f"dtype {spec.dtype} not selected",
-            )
-        name = self._name(spec)
-        if sel.op_globs and not _matches(spec.op, name, sel.op_globs):
-            return NotRunReason.FILTERED_BY_SELECTION, "op does not match --op globs"
+        if sel.suites and suite not in sel.suites:
+            return NotRunReason.FILTERED_BY_SELECTION, f"suite {suite} not selected"
+        if sel.dtypes and dtype is not None and dtype not in sel.dtypes:
+            return NotRunReason.FILTERED_BY_SELECTION, f"dtype {dtype} not selected"
+        if sel.op_globs and not _matches(op, name, sel.op_globs):
+            return NotRunReason.FILTERED_BY_SELECTION, "op does not match the op filter"
         for glob, why in m.ops_exclude.items():
-            if _matches(spec.op, name, (glob,)):
+            if _matches(op, name, (glob,)):
                 return NotRunReason.OP_EXCLUDED, f"OPS.exclude[{glob!r}]: {why}"
-        if m.ops_include and not _matches(spec.op, name, m.ops_include):
+        if m.ops_include and not _matches(op, name, m.ops_include):
             return NotRunReason.OP_EXCLUDED, "not in OPS.include"
-        if spec.dtype is not None:
-            support = m.dtypes.get(spec.dtype, False)
-            if support is False:
+        if dtype is not None:
+            if m.dtypes.get(dtype, False) is False:
+                return NotRunReason.DTYPE_NOT_SUPPORTED, f"DTYPES[{dtype!r}] is False"
+            rx = self.dtype_rx.get(dtype)
+            if rx is not None and not (rx.fullmatch(op) or rx.fullmatch(name)):
                 return (
                     NotRunReason.DTYPE_NOT_SUPPORTED,
-                    f"DTYPES[{spec.dtype!r}] is False or absent",
+                    f"op not matched by DTYPES[{dtype!r}]",
                 )
-            rx = self.dtype_rx.get(spec.dtype)
-            if rx is not None and not (rx.fullmatch(spec.op) or rx.fullmatch(name)):
-                return (
-                    NotRunReason.DTYPE_NOT_SUPPORTED,
-                    f"op not matched by DTYPES[{spec.dtype!r}]",
-                )
-        if spec.capability not in m.capabilities:
+        if capability not in m.capabilities:
             return (
                 NotRunReason.CAPABILITY_NOT_DECLARED,
-                f"capability {spec.capability} not in CAPABILITIES",
+                f"capability {capability} not in CAPABILITIES",
             )
-        if spec.suite == OPINFO_SUITE:
-            not_valid = self._entry(spec).get("not_valid")
-            if not_valid and spec.variant != "error_inputs":
-                return NotRunReason.COMPARISON_NOT_VALID, str(not_valid)
-            limit = m.max_samples_per_op
-            if limit is not None and spec.sample is not None and spec.sample >= limit:
-                return NotRunReason.SAMPLE_LIMIT, f"MAX_SAMPLES_PER_OP is {limit}"
-        else:
-            case = hand[spec.case_id]
-            if getattr(case, "min_devices", 1) > m.device_count:
-                return (
-                    NotRunReason.DEVICE_COUNT,
-                    f"needs {getattr(case, 'min_devices', 1)} devices",
-                )
-            if getattr(case, "needs_other_device", False) and m.device == "cpu":
-                return NotRunReason.DEVICE_COUNT, "needs a device other than the CPU"
+        return None
+
+    def hand_reason(self, case: HandCase) -> Reason | None:
+        """Device requirements of a hand-written case."""
+        if case.min_devices > self.m.device_count:
+            return NotRunReason.DEVICE_COUNT, f"needs {case.min_devices} devices"
+        if case.needs_other_device and self.m.device == "cpu":
+            return NotRunReason.DEVICE_COUNT, "needs a device other than the CPU"
+        return None
+
+    def sample_reason(self, spec: CaseSpec) -> Reason | None:
+        """Per-case reasons: the sample limit, then the level."""
+        limit = self.m.max_samples_per_op
+        if limit is not None and spec.sample is not None and spec.sample >= limit:
+            return NotRunReason.SAMPLE_LIMIT, f"MAX_SAMPLES_PER_OP is {limit}"
         if spec.level > self.level:
             return NotRunReason.LEVEL_FILTERED, f"level {spec.level} > {self.level}"
         return None
 
 
-def _matches(op: str, name: str, globs: tuple[str, ...] | list[str]) -> bool:
+def _matches(op: str, name: str, globs: Iterable[str]) -> bool:
     """An op matches by its full segment or by its OpInfo name (without variant)."""
     return any(
         fnmatch.fnmatchcase(op, g) or fnmatch.fnmatchcase(name, g) for g in globs
     )
+
+
+__all__ = ["all_suites", "candidate_dtypes", "not_run_record", "select_cases"]

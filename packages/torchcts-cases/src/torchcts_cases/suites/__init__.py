@@ -9,7 +9,18 @@ import functools
 
 from torchcts_cases.suites.base import HandCase
 
-SUITE_MODULES: tuple[str, ...] = ()
+SUITE_MODULES = (
+    "views",
+    "mutation",
+    "out_semantics",
+    "memory_formats",
+    "copies",
+    "factories",
+    "rng",
+    "serialization",
+    "device_mismatch",
+    "reviewed",
+)
 
 
 @functools.cache
