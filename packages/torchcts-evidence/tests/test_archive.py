@@ -143,13 +143,19 @@ def test_manifest_is_found_by_device_when_the_command_names_none(
     assert "manifest.py" in built.members
 
 
-def test_several_runs_need_a_run_key(tmp_path: Path) -> None:
-    """Two run keys in one results dir: refused until --run-key picks one."""
+def test_several_runs_archive_the_one_written_last(tmp_path: Path) -> None:
+    """Two runs in results/: the newest is archived (and named), or --run-key's."""
     make_project(tmp_path)
-    (tmp_path / "results" / "cpu_x_latest.json").write_text("{}")
-    with pytest.raises(EvidenceError, match="several runs"):
-        _build(tmp_path, tmp_path / "out")
-    assert _build(tmp_path, tmp_path / "out", run_key=RUN_KEY).run_key == RUN_KEY
+    other = make_project(tmp_path / "other")
+    for path in other.results.iterdir():
+        if path.name.startswith(RUN_KEY):
+            path.rename(tmp_path / "results" / path.name.replace(RUN_KEY, "cpu_x", 1))
+    os.utime(tmp_path / "results" / "cpu_x_latest.json", (1, 1))
+    os.utime(tmp_path / "results" / "cpu_x_journal.jsonl", (1, 1))
+    built = _build(tmp_path, tmp_path / "out")
+    assert built.run_key == RUN_KEY and built.other_runs == ("cpu_x",)
+    with pytest.raises(EvidenceError, match="no run 'gpu_y' here"):
+        _build(tmp_path, tmp_path / "out", run_key="gpu_y")
 
 
 def test_malformed_run_metadata_is_refused_naming_the_field(tmp_path: Path) -> None:

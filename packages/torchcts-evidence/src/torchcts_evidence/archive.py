@@ -46,6 +46,7 @@ class BuiltArchive:
     run_key: str
     members: tuple[str, ...]
     scrubbed: tuple[str, ...]
+    other_runs: tuple[str, ...] = ()
 
 
 def build_archive(
@@ -95,7 +96,9 @@ def build_archive(
     target = out_dir / f"torchcts-results-{stamp.strftime('%Y%m%dT%H%M%SZ')}.zip"
     order = [SUBMISSION_NAME, MANIFEST_NAME, *sorted(set(members) - _FIRST)]
     _write_zip(target, [(name, members[name]) for name in order], stamp)
-    return BuiltArchive(target, run.run_key, tuple(order), tuple(scrubbed))
+    return BuiltArchive(
+        target, run.run_key, tuple(order), tuple(scrubbed), run.other_runs
+    )
 
 
 _FIRST = {SUBMISSION_NAME, MANIFEST_NAME}

@@ -45,6 +45,11 @@ def _archive(args: argparse.Namespace) -> int:
         run_key=args.run_key,
     )
     print(f"wrote {built.path} ({len(built.members)} files, run {built.run_key})")
+    if built.other_runs:
+        print(
+            f"note: {args.results_dir} also holds {', '.join(built.other_runs)}; "
+            "archived the run written last (choose another with --run-key)"
+        )
     if built.scrubbed:
         print(f"host identity scrubbed from {len(built.scrubbed)} file(s)")
     print(f"check it with: torchcts-evidence verify {built.path}")

@@ -56,6 +56,7 @@ class RunFiles:
     files: tuple[Path, ...]  # relative to results_dir, sorted
     latest: Path | None  # relative
     canonical: Path | None  # relative; None when latest is a snapshot or absent
+    other_runs: tuple[str, ...] = ()  # run keys in the directory that were left out
 
 
 def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
@@ -69,8 +70,11 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
             "*_journal.jsonl); run TorchCTS first, then archive its results"
         )
     if run_key is None and len(keys) > 1:
+        # `make submission-archive` passes no key: take the run written last, and say so
+        run_key = max(keys, key=lambda k: (_last_write(results_dir, k), k))
+    elif run_key is not None and run_key not in keys:
         raise EvidenceError(
-            f"{results_dir}: several runs ({', '.join(keys)}); pick one with --run-key"
+            f"{results_dir}: no run {run_key!r} here (runs: {', '.join(keys)})"
         )
     try:
         source = find_latest(results_dir, run_key=run_key)
@@ -106,7 +110,17 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
         files=tuple(sorted(files, key=lambda p: p.as_posix())),
         latest=latest.relative_to(results_dir) if latest.exists() else None,
         canonical=canonical,
+        other_runs=tuple(k for k in keys if k != key),
     )
+
+
+def _last_write(results_dir: Path, key: str) -> float:
+    stamps = [
+        path.stat().st_mtime
+        for path in (latest_path(results_dir, key), journal_path(results_dir, key))
+        if path.exists()
+    ]
+    return max(stamps, default=0.0)
 
 
 def _run_members(results_dir: Path, key: str) -> set[Path]:
