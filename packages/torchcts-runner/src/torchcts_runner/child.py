@@ -1,0 +1,67 @@
+"""The entry point a child interpreter calls: ``torchcts_runner.child:run_case``.
+
+`torchcts_isolate` starts a fresh interpreter (or a warm one) and calls
+``run_case(payload)``; it returns ``CaseRecord.to_dict()``. Payload keys: ``case_id``,
+``manifest`` (path), ``device``, ``results_dir``, ``options`` (``run_key``,
+``case_source``, ``validation``, ``timeout_s``, ``worker``, ``isolation``). The context
+is cached per process, so a warm child pays for the manifest and imports once.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import JsonDict, load_manifest
+
+from torchcts_runner.casesource import DEFAULT_CASE_SOURCE, load_case_source
+from torchcts_runner.execute import CaseContext, execute_case
+from torchcts_runner.timeouts import case_deadline
+
+
+@cache
+def _context(
+    manifest: str,
+    device: str,
+    results_dir: str,
+    run_key: str,
+    case_source: str,
+    validation: bool,
+    worker: str,
+    isolation: str,
+) -> CaseContext:
+    return CaseContext(
+        manifest=load_manifest(manifest),
+        source=load_case_source(case_source),
+        device=device,
+        results_dir=Path(results_dir),
+        run_key=run_key,
+        worker=worker,
+        validation=validation,
+        isolation=isolation,
+    )
+
+
+def run_case(payload: dict[str, Any]) -> JsonDict:
+    """Execute the case named in `payload` here and return its record as a dict."""
+    options = dict(payload.get("options") or {})
+    ctx = _context(
+        str(payload["manifest"]),
+        str(payload["device"]),
+        str(payload["results_dir"]),
+        str(options.get("run_key", "unknown")),
+        str(options.get("case_source") or DEFAULT_CASE_SOURCE),
+        bool(options.get("validation", False)),
+        str(options.get("worker", "child")),
+        str(options.get("isolation", "subprocess")),
+    )
+    spec = ctx.source.get_case(str(payload["case_id"]))
+    limit = options.get("timeout_s")
+    # in a child the parent's watchdog decides about hangs; only stage one runs here
+    with case_deadline(float(limit) if limit else None, lambda: None):
+        record = execute_case(spec, ctx)
+    return record.to_dict()
+
+
+__all__ = ["run_case"]

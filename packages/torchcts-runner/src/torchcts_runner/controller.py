@@ -1,0 +1,230 @@
+"""The journal controller: the only writer of a run's results.
+
+It opens (or resumes) the journal, appends one record per finished case before the
+next is handled, keeps a rate-limited recovery snapshot, and at the end writes the
+canonical history, the latest reference and the report. No pytest import: the plugin
+feeds it records, tests can drive it directly.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from torchcts_schema import (
+    ArtifactError,
+    CaseRecord,
+    JournalContents,
+    JournalWriter,
+    RunArtifact,
+    RunMetadata,
+    SnapshotWriter,
+    Status,
+    count_statuses,
+    journal_path,
+    latest_path,
+    read_journal,
+    write_history,
+)
+
+from torchcts_runner.crashes import scratch_dir
+from torchcts_runner.report import render_report
+from torchcts_runner.runlog import RunLog, runlog_path
+
+
+def now_iso() -> str:
+    """UTC time, second precision, ``Z`` suffix."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ResumeError(Exception):
+    """--resume cannot continue this journal (say why, name the file)."""
+
+
+@dataclass
+class FinishSummary:
+    """What the end of a run produced."""
+
+    complete: bool
+    missing: int
+    report: Path | None
+    report_note: str
+    history: Path | None
+    counts: dict[str, int]
+
+
+class RunController:
+    """Owns the journal, snapshot, runlog and final artifacts of one run key."""
+
+    def __init__(
+        self,
+        results_dir: Path,
+        metadata: RunMetadata,
+        *,
+        snapshot_interval_s: float = 5.0,
+        on_record: Callable[[CaseRecord], None] | None = None,
+    ) -> None:
+        self.results_dir = results_dir
+        self.metadata = metadata
+        self.run_key = metadata.run_key
+        self.records: dict[str, CaseRecord] = {}
+        self.diagnostics: dict[str, object] = {}
+        self.journal_cases = 0
+        self._on_record = on_record
+        self._interval = snapshot_interval_s
+        self.journal: JournalWriter | None = None
+        self.snapshots: SnapshotWriter | None = None
+        self.runlog: RunLog | None = None
+        self.previous_journal_note: str | None = None
+
+    @property
+    def journal_file(self) -> Path:
+        """``<key>_journal.jsonl``."""
+        return journal_path(self.results_dir, self.run_key)
+
+    @property
+    def scratch(self) -> Path:
+        """Per-run working files (fault handler output, watchdog markers)."""
+        return scratch_dir(self.results_dir, self.run_key)
+
+    def open(self, *, resume: bool) -> JournalContents | None:
+        """Start the journal (fresh or resumed); returns the prior contents on resume."""
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        path = self.journal_file
+        prior: JournalContents | None = None
+        if resume and path.exists():
+            try:
+                prior = read_journal(path)
+            except ArtifactError as exc:
+                raise ResumeError(str(exc)) from None
+            if prior.metadata is not None:
+                if prior.metadata.manifest_digest != self.metadata.manifest_digest:
+                    raise ResumeError(
+                        f"{path.name}: written with manifest {prior.metadata.manifest_digest}"
+                        f", but this manifest is {self.metadata.manifest_digest}; resume "
+                        "needs the same manifest (or start a fresh run without --resume)"
+                    )
+                self.metadata = replace(
+                    self.metadata, started_at=prior.metadata.started_at
+                )
+            self.records = dict(prior.records)
+            self.diagnostics.update(prior.diagnostics)
+            self.journal_cases = prior.case_lines
+        elif path.exists():
+            self._rotate_previous(path)
+        self.journal = JournalWriter(path)
+        self.journal.run_start(self.metadata, resumed=prior is not None)
+        self.snapshots = SnapshotWriter(
+            latest_path(self.results_dir, self.run_key), min_interval_s=self._interval
+        )
+        self.runlog = RunLog(runlog_path(self.results_dir, self.run_key))
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        return prior
+
+    def _rotate_previous(self, path: Path) -> None:
+        """A fresh run keeps the previous journal beside it, never appends to it."""
+        try:
+            ended = read_journal(path).ended
+        except ArtifactError:
+            ended = False
+        keep = path.with_name(path.name + ".prev")
+        path.replace(keep)
+        if not ended:
+            self.previous_journal_note = (
+                f"the previous run of {self.run_key} did not finish; its journal is kept "
+                f"as {keep.name} (use --resume to continue a run instead of restarting)"
+            )
+        runlog = runlog_path(self.results_dir, self.run_key)
+        runlog.unlink(missing_ok=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def executed_ids(self) -> set[str]:
+        """Cases that already have a result other than not_run."""
+        return {k for k, r in self.records.items() if r.status is not Status.NOT_RUN}
+
+    def diagnostic(self, name: str, value: object) -> None:
+        """A run-level diagnostic, journaled at once."""
+        self.diagnostics[name] = value
+        assert self.journal is not None
+        self.journal.diagnostic(name, value)
+
+    def set_probe_counts(self, counts: dict[str, int]) -> None:
+        """Probe pass/fail/total counts for the run metadata."""
+        self.metadata = replace(self.metadata, probes=dict(counts))
+
+    def add_not_run(self, records: Iterable[CaseRecord]) -> None:
+        """Selection accounting; a record already identical in the journal is kept."""
+        for record in records:
+            if self.records.get(record.case_id) == record:
+                continue
+            if record.case_id in self.executed_ids():
+                continue
+            self.record(record, notify=False)
+
+    def record(self, record: CaseRecord, *, notify: bool = True) -> None:
+        """Journal one finished case now, then maybe refresh the snapshot."""
+        assert self.journal is not None and self.snapshots is not None
+        self.journal.case(record)
+        self.journal_cases += 1
+        self.records.pop(record.case_id, None)
+        self.records[record.case_id] = record
+        if notify and self._on_record is not None:
+            self._on_record(record)
+        self.snapshots.maybe_write(self._snapshot)
+
+    def _final_metadata(self, complete: bool) -> RunMetadata:
+        return replace(
+            self.metadata,
+            ended_at=now_iso(),
+            completed_normally=complete,
+            counts=count_statuses(list(self.records.values())),
+        )
+
+    def _artifact(self, metadata: RunMetadata) -> RunArtifact:
+        return RunArtifact.from_records(
+            metadata, list(self.records.values()), dict(self.diagnostics)
+        )
+
+    def _snapshot(self) -> tuple[RunArtifact, int]:
+        metadata = replace(
+            self.metadata, counts=count_statuses(list(self.records.values()))
+        )
+        return self._artifact(metadata), self.journal_cases
+
+    def finish(self, expected: Iterable[str], *, interrupted: bool) -> FinishSummary:
+        """End the run: history and reference when complete, the report always."""
+        assert self.journal is not None and self.snapshots is not None
+        missing = [c for c in expected if c not in self.records]
+        complete = not missing and not interrupted
+        metadata = self._final_metadata(complete)
+        history = None
+        if complete:
+            self.metadata = metadata
+            self.journal.run_end(metadata)
+            history = write_history(
+                self.results_dir, self.run_key, self._artifact(metadata)
+            )
+        else:
+            self.snapshots.maybe_write(self._snapshot, force=True)
+        report, note = render_report(
+            self.results_dir, self.run_key, self._artifact(metadata)
+        )
+        self.close()
+        if complete:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        return FinishSummary(
+            complete, len(missing), report, note, history, metadata.counts
+        )
+
+    def close(self) -> None:
+        """Close files; safe twice."""
+        if self.journal is not None:
+            self.journal.close()
+        if self.runlog is not None:
+            self.runlog.close()
+
+
+__all__ = ["FinishSummary", "ResumeError", "RunController", "now_iso"]

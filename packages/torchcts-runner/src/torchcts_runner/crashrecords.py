@@ -1,0 +1,134 @@
+"""Build the `crashed` record of a case that took its process down, with its evidence.
+
+Used by the controller for xdist worker crashes, for hard timeouts without xdist, for
+in-process timeouts, and for `--resume` after a process died in a case. Each crash
+leaves one file in ``<key>_crashes/`` (runlog tail, signal or exit code, stderr or
+faulthandler tail, environment, a repro command that reruns only that case).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from torchcts_isolate import write_crash_record
+from torchcts_schema import (
+    CaseRecord,
+    CrashInfo,
+    NextFix,
+    Status,
+    node_id_for_case,
+    split_case_id,
+)
+
+from torchcts_runner import __version__
+from torchcts_runner.casesource import CaseSource, CaseSpecLike, spec_fields
+from torchcts_runner.crashes import environment_summary
+from torchcts_runner.metadata import shareable_path, torch_version
+from torchcts_runner.options import RunSettings
+from torchcts_runner.runlog import runlog_path, tail_lines
+
+TAIL_CHARS = 8000
+
+
+class CrashRecorder:
+    """Turns crash evidence into records and ``<key>_crashes/`` files."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        run_key: str,
+        hardware_key: str,
+        source: CaseSource | None,
+    ) -> None:
+        self.settings = settings
+        self.run_key = run_key
+        self.hardware_key = hardware_key
+        self.source = source
+        self.specs: dict[str, CaseSpecLike] = {}
+
+    def _spec(self, case_id: str) -> CaseSpecLike | None:
+        spec = self.specs.get(case_id)
+        if spec is None and self.source is not None:
+            try:
+                spec = self.source.get_case(case_id)
+            except Exception:  # an unknown id still gets an honest record below
+                spec = None
+        return spec
+
+    def base_fields(self, case_id: str) -> dict[str, object]:
+        """Record fields from the spec, or from the id alone when no spec exists."""
+        spec = self._spec(case_id)
+        if spec is not None:
+            return spec_fields(spec)
+        suite, op, variant, dtype, sample = split_case_id(case_id)
+        return {"case_id": case_id, "suite": suite, "op": op, "variant": variant,
+                "dtype": dtype, "sample": sample, "level": 1, "expected_source": None}  # fmt: skip
+
+    def repro_command(self, case_id: str) -> list[str]:
+        """torchcts-run arguments that rerun only this case, in process."""
+        command = [
+            "torchcts-run",
+            "--manifest",
+            shareable_path(str(self.settings.manifest.path)),
+        ]
+        if self.settings.validation:
+            command.append("--validation")
+        return [*command, "-n", "0", node_id_for_case(case_id)]
+
+    def crashed(
+        self, case_id: str, crash: CrashInfo, worker: str, fault: str
+    ) -> CaseRecord:
+        """A crashed record with its crash file written."""
+        record = CaseRecord(
+            node_id=node_id_for_case(case_id),
+            status=Status.CRASHED,
+            crash=crash,
+            detail=crash.detail,
+            next_fix=NextFix.CRASH_EVIDENCE,
+            worker=worker,
+            **self.base_fields(case_id),  # type: ignore[arg-type]
+        )
+        return self.with_evidence(record, fault)
+
+    def with_evidence(self, record: CaseRecord, fault: str = "") -> CaseRecord:
+        """Write the crash file for `record` and point its crash info at it."""
+        if record.crash is None:
+            return record
+        spec = self._spec(record.case_id)
+        s = self.settings
+        script = None
+        if spec is not None and self.source is not None:
+            script = self.source.repro_source(spec, s.manifest, s.device)
+        tail = fault[-TAIL_CHARS:] if fault else ""
+        payload = {
+            "case_id": record.case_id,
+            "node_id": record.node_id,
+            "run_key": self.run_key,
+            "crash": record.crash.to_dict(),
+            "runlog_tail": tail_lines(runlog_path(s.results_dir, self.run_key)),
+            "stderr_tail": tail,
+            "traceback": tail or None,
+            "environment": environment_summary(
+                s.manifest.backend_name,
+                self.hardware_key,
+                s.device,
+                torch_version(),
+                __version__,
+            ),
+            "repro_command": self.repro_command(record.case_id),
+            "repro_script": script,
+        }
+        try:
+            path = write_crash_record(s.results_dir, self.run_key, payload)
+        except Exception as exc:  # the record stays honest without its file
+            crash = replace(
+                record.crash,
+                detail=f"{record.crash.detail} (crash file not written: {exc})",
+            )
+            return replace(record, crash=crash)
+        relative = Path(path).resolve().relative_to(s.results_dir.resolve()).as_posix()
+        return replace(record, crash=replace(record.crash, evidence=relative))
+
+
+__all__ = ["CrashRecorder"]

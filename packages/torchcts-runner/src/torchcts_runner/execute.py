@@ -1,0 +1,181 @@
+"""Execute one case end to end: inputs on CPU, run on the device, judge, classify.
+
+No pytest import, so the same function runs in an xdist worker and in a child
+interpreter (`torchcts_runner.child`). Every way a case can end becomes exactly one
+`CaseRecord`; a `CaseTimeout` raised by the per-case limit becomes ``crashed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import (
+    CaseRecord,
+    Manifest,
+    NextFix,
+    NotRunReason,
+    Status,
+    node_id_for_case,
+)
+
+from torchcts_runner.backend import ensure_backend
+from torchcts_runner.casesource import CaseSource, CaseSpecLike, spec_fields
+from torchcts_runner.classify import (
+    Outcome,
+    classify_device_exception,
+    classify_harness_exception,
+    classify_timeout,
+    classify_verdict,
+    exception_text,
+    exception_type_name,
+)
+from torchcts_runner.timeouts import CaseTimeout
+
+
+@dataclass
+class CaseContext:
+    """What a process needs to execute cases; built once per process."""
+
+    manifest: Manifest
+    source: CaseSource
+    device: str
+    results_dir: Path
+    run_key: str
+    worker: str = "main"
+    validation: bool = False
+    isolation: str = "none"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def metadata_only(self) -> bool:
+        """The meta device has no values: judge shape, dtype, strides and errors."""
+        return self.device == "meta"
+
+
+def is_claimed(spec: CaseSpecLike, manifest: Manifest) -> bool:
+    """Does the manifest claim this path (its capability and dtype)?"""
+    if spec.capability not in manifest.capabilities:
+        return False
+    if spec.dtype is None:
+        return True
+    support = manifest.dtypes.get(spec.dtype, False)
+    if isinstance(support, str):
+        return re.search(support, spec.op) is not None
+    return support is True
+
+
+def make_record(
+    spec: CaseSpecLike, ctx: CaseContext, outcome: Outcome, duration: float | None
+) -> CaseRecord:
+    """A `CaseRecord` for `spec` from its classified outcome."""
+    outcome = outcome.with_next_fix()
+    detail = outcome.detail
+    if ctx.validation and outcome.status not in (Status.PASSED, Status.NOT_RUN):
+        detail = f"validation on cpu (a harness bug): {detail or outcome.status.value}"
+    return CaseRecord(
+        node_id=node_id_for_case(spec.case_id),
+        status=outcome.status,
+        mismatch=outcome.mismatch,
+        exception_type=outcome.exception_type,
+        exception_message=outcome.exception_message,
+        crash=outcome.crash,
+        duration_s=None if duration is None else round(duration, 6),
+        isolation=ctx.isolation,
+        next_fix=outcome.next_fix,
+        detail=detail,
+        worker=ctx.worker,
+        extra=dict(ctx.extra),
+        **spec_fields(spec),
+    )
+
+
+def _reference_unavailable(
+    spec: CaseSpecLike, ctx: CaseContext, exc: BaseException, duration: float
+) -> CaseRecord:
+    # the record below still says why; the diagnostic file is extra evidence
+    with contextlib.suppress(Exception):
+        ctx.source.write_oracle_failure(ctx.results_dir, ctx.run_key, spec, exc)
+    return CaseRecord(
+        node_id=node_id_for_case(spec.case_id),
+        status=Status.NOT_RUN,
+        not_run_reason=NotRunReason.REFERENCE_UNAVAILABLE,
+        next_fix=NextFix.SUPPORT_SURFACE,
+        exception_type=exception_type_name(exc),
+        exception_message=exception_text(exc),
+        detail="the CPU reference could not be built (oracle failure diagnostic)",
+        duration_s=round(duration, 6),
+        isolation=ctx.isolation,
+        worker=ctx.worker,
+        extra=dict(ctx.extra),
+        **spec_fields(spec),
+    )
+
+
+def _run(spec: CaseSpecLike, ctx: CaseContext) -> Outcome | BaseException:
+    """The case itself; returns an Outcome or the oracle exception."""
+    manifest = ctx.manifest
+    problem = ensure_backend(manifest.backend_import, manifest.backend_options)
+    if problem is not None:
+        return Outcome(
+            Status.ERROR,
+            detail=f"configuration: {problem}",
+            next_fix=NextFix.CONFIGURATION,
+        )
+    stage = "preparing inputs"
+    try:
+        prepared = ctx.source.prepare(spec, manifest)
+        stage = "building the CPU reference"
+        try:
+            expected = prepared.reference()
+        except ctx.source.oracle_unavailable as exc:
+            return exc
+    except CaseTimeout:
+        raise
+    except Exception as exc:
+        return classify_harness_exception(exc, stage)
+    try:
+        observed = prepared.run_on(ctx.device)
+    except CaseTimeout:
+        raise
+    except Exception as exc:
+        return classify_device_exception(
+            exc,
+            claimed=is_claimed(spec, manifest),
+            cpu_ok=True,
+            patterns=manifest.unsupported_patterns,
+        )
+    try:
+        verdict = prepared.judge(expected, observed, metadata_only=ctx.metadata_only)
+    except CaseTimeout:
+        raise
+    except Exception as exc:
+        return classify_harness_exception(exc, "judging the result")
+    return classify_verdict(bool(verdict.ok), verdict.mismatch)
+
+
+def execute_case(spec: CaseSpecLike, ctx: CaseContext) -> CaseRecord:
+    """Run `spec` in this process and return its record (never raises for a case)."""
+    start = time.perf_counter()
+    try:
+        result = _run(spec, ctx)
+    except CaseTimeout as exc:
+        result = classify_timeout(exc.limit_s, where="interrupted in Python code")
+    except MemoryError as exc:
+        result = Outcome(
+            Status.ERROR,
+            exception_type_name(exc),
+            exception_text(exc),
+            detail="out of memory",
+        )
+    duration = time.perf_counter() - start
+    if isinstance(result, BaseException):
+        return _reference_unavailable(spec, ctx, result, duration)
+    return make_record(spec, ctx, result, duration)
+
+
+__all__ = ["CaseContext", "execute_case", "is_claimed", "make_record"]

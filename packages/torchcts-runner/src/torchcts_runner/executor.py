@@ -1,0 +1,186 @@
+"""The executing role: collect the cases as items and run them in this process.
+
+Present in every process that executes cases: each xdist worker, or the single
+process of a run without xdist. It builds the same ordered item list everywhere,
+writes the runlog start before each case, enforces the per-case limit (pytest-timeout
+resolves it; the two-stage `case_deadline` applies it) and hands the isolation seam
+each case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from torchcts_schema import CaseRecord, case_id_for_node
+
+from torchcts_runner.casesource import CaseSourceError, load_case_source
+from torchcts_runner.crashes import (
+    enable_faulthandler,
+    leave_timeout_marker,
+    scratch_dir,
+)
+from torchcts_runner.execute import CaseContext, execute_case
+from torchcts_runner.isolation import IsolationPolicy
+from torchcts_runner.items import CaseItem, build_items
+from torchcts_runner.options import RunSettings
+from torchcts_runner.runlog import RunLog, runlog_path
+from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
+from torchcts_runner.timeouts import case_deadline
+
+HardTimeoutHook = Callable[[str, float], None]
+
+
+def worker_id(config: pytest.Config) -> str:
+    """``gw0``... in an xdist worker, ``main`` otherwise (never from the environment,
+    which a run started inside another xdist worker inherits)."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput["workerid"]) if workerinput else "main"
+
+
+class ExecutorRole:
+    """Hooks of a process that collects and executes cases."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: RunSettings,
+        run_key: str,
+        done: frozenset[str],
+        on_hard_timeout: HardTimeoutHook | None = None,
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.run_key = run_key
+        self.done = done
+        self.worker = worker_id(config)
+        self.plan: CasePlan | None = None
+        self._on_hard_timeout = on_hard_timeout
+        self.scratch = scratch_dir(settings.results_dir, run_key)
+        enable_faulthandler(self.scratch, self.worker)
+        self.runlog = RunLog(runlog_path(settings.results_dir, run_key))
+        self.policy = IsolationPolicy.from_options(
+            {"isolate": settings.isolate, **self.payload_options()}
+        )
+        self._context: CaseContext | None = None
+
+    def payload_options(self) -> dict[str, Any]:
+        """The ``options`` of a child payload (see `torchcts_runner.child`)."""
+        return {
+            "run_key": self.run_key,
+            "case_source": self.settings.case_source,
+            "validation": self.settings.validation,
+            "timeout_s": self.settings.case_timeout_s,
+            "worker": self.worker,
+            "results_dir": str(self.settings.results_dir),
+            "manifest": str(self.settings.manifest.path),
+            "device": self.settings.device,
+        }
+
+    def make_plan(self) -> CasePlan:
+        """The ordered cases of this run (same in every process)."""
+        s = self.settings
+        node_ids = [a for a in self.config.args if a.startswith("torchcts::")]
+        try:
+            source = load_case_source(s.case_source)
+            return plan_cases(
+                source, s.manifest, level=s.level, dtypes=s.dtypes, suites=s.suites,
+                op_globs=s.op_globs, shard=s.shard, done=self.done, node_ids=node_ids,
+            )  # fmt: skip
+        except (CaseSourceError, SelectionError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    @pytest.hookimpl
+    def pytest_collection(self, session: pytest.Session) -> bool:
+        """Collect the cases instead of test files (no file per op)."""
+        others = [a for a in self.config.args if not a.startswith("torchcts::")]
+        source = getattr(self.config, "args_source", None)
+        if others and source is pytest.Config.ArgsSource.ARGS:
+            raise pytest.UsageError(
+                "with --torchcts-manifest, positional arguments must be case node ids "
+                f"(torchcts::<case id>); got {others[0]!r}"
+            )
+        self.plan = self.make_plan()
+        items = build_items(session, self.plan.to_run, self.run_item)
+        if self.config.getoption("timeout", None) is None:
+            mark = pytest.mark.timeout(self.settings.case_timeout_s)
+            for item in items:
+                item.add_marker(mark)
+        session.items = items
+        hook = self.config.hook
+        hook.pytest_collectreport(
+            report=pytest.CollectReport("torchcts", "passed", None, list(items))
+        )
+        hook.pytest_collection_modifyitems(
+            session=session, config=self.config, items=session.items
+        )
+        hook.pytest_collection_finish(session=session)
+        session.testscollected = len(session.items)
+        return True
+
+    @pytest.hookimpl
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        """The runlog line, written before the case runs."""
+        if case_id_for_node(nodeid) is not None:
+            self.runlog.start(nodeid, self.worker)
+
+    @pytest.hookimpl
+    def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> bool | None:
+        """Take the limit pytest-timeout resolved; `run_item` enforces it."""
+        if not isinstance(item, CaseItem):
+            return None
+        item.limit_s = settings.timeout
+        return True
+
+    @pytest.hookimpl
+    def pytest_timeout_cancel_timer(self, item: pytest.Item) -> bool | None:
+        """Nothing to cancel: the case's own deadline ends with the case."""
+        return True if isinstance(item, CaseItem) else None
+
+    def context(self) -> CaseContext:
+        """The per-process execution context (built at the first case)."""
+        if self._context is None:
+            s = self.settings
+            self._context = CaseContext(
+                manifest=s.manifest,
+                source=load_case_source(s.case_source),
+                device=s.device,
+                results_dir=s.results_dir,
+                run_key=self.run_key,
+                worker=self.worker,
+                validation=s.validation,
+            )
+        return self._context
+
+    def run_item(self, item: CaseItem) -> CaseRecord:
+        """Run one case where the isolation policy says, within its limit."""
+        spec = item.spec
+        mode = self.policy.mode_for(spec)
+        if mode != "none":
+            payload = {
+                "case_id": spec.case_id,
+                "manifest": str(self.settings.manifest.path),
+                "device": self.settings.device,
+                "results_dir": str(self.settings.results_dir),
+                "options": self.payload_options(),
+            }
+            return self.policy.run(spec, payload)
+        limit = item.limit_s or self.settings.case_timeout_s
+        node_id = item.nodeid
+
+        def hard_timeout() -> None:
+            leave_timeout_marker(self.scratch, self.worker, node_id, limit)
+            if self._on_hard_timeout is not None:
+                self._on_hard_timeout(node_id, limit)
+
+        with case_deadline(limit, hard_timeout):
+            return execute_case(spec, self.context())
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self) -> None:
+        """Close the runlog handle."""
+        self.runlog.close()
+
+
+__all__ = ["ExecutorRole", "worker_id"]

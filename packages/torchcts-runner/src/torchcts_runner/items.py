@@ -1,0 +1,135 @@
+"""Cases as pytest items, collected without any test file.
+
+One `CaseCollection` node (node id ``torchcts``) holds one `CaseItem` per case, so a
+case's node id is ``torchcts::<case id>`` (the schema's `node_id_for_case`). The item's
+`runtest` asks the executor for a `CaseRecord`, attaches it to the report through
+``user_properties`` (how xdist workers hand data to the controller) and turns it into
+the pytest outcome: passed passes, skipped skips, every other status fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+from torchcts_schema import CaseRecord, Status
+
+from torchcts_runner.casesource import CaseSpecLike
+
+RECORD_PROPERTY = "torchcts_record"
+Executor = Callable[["CaseItem"], CaseRecord]
+
+
+class CaseOutcome(Exception):
+    """Raised by a case item whose record is not a pass (the record is the data)."""
+
+    def __init__(self, record: CaseRecord) -> None:
+        super().__init__(summary(record))
+        self.record = record
+
+
+def summary(record: CaseRecord) -> str:
+    """One line saying how a case ended."""
+    parts = [record.status.value]
+    if record.crash is not None:
+        parts.append(
+            f"({record.crash.kind.value}{' ' + record.crash.signal if record.crash.signal else ''})"
+        )
+    why = record.mismatch or record.exception_message or record.detail
+    if record.exception_type:
+        why = f"{record.exception_type}: {why}"
+    if why:
+        parts.append(f"- {why.splitlines()[0][:300] if why.strip() else why}")
+    return " ".join(parts)
+
+
+class CaseCollection(pytest.Collector):
+    """The parent of every case item (node id ``torchcts``)."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        """Items are created up front by the plugin; nothing to collect lazily."""
+        return []
+
+
+class CaseItem(pytest.Item):
+    """One case; `executor` is the process's way of running it."""
+
+    def __init__(
+        self, *, spec: CaseSpecLike, executor: Executor, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.executor = executor
+        self.limit_s: float | None = None
+        for word in (spec.op, spec.variant, spec.suite, spec.dtype or ""):
+            if word:
+                self.extra_keyword_matches.add(word)
+
+    def runtest(self) -> None:
+        """Execute the case and map its status to a pytest outcome."""
+        record = self.executor(self)
+        self.user_properties.append((RECORD_PROPERTY, record_text(record)))
+        if record.status is Status.PASSED:
+            return
+        if record.status in (Status.SKIPPED, Status.NOT_RUN):
+            pytest.skip(summary(record))
+        raise CaseOutcome(record)
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        """A case failure is data: one line, not a traceback of the harness."""
+        if isinstance(excinfo.value, CaseOutcome):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        """Where pytest says the case is: the manifest, and the case id."""
+        return self.path, None, self.spec.case_id
+
+
+def build_items(
+    session: pytest.Session, specs: list[CaseSpecLike], executor: Executor
+) -> list[pytest.Item]:
+    """One item per spec, in order, under a single ``torchcts`` collector."""
+    parent = CaseCollection.from_parent(session, name="torchcts", nodeid="torchcts")
+    return [
+        CaseItem.from_parent(
+            parent,
+            name=spec.case_id,
+            nodeid=f"torchcts::{spec.case_id}",
+            spec=spec,
+            executor=executor,
+        )
+        for spec in specs
+    ]
+
+
+def record_text(record: CaseRecord) -> str:
+    """The record as JSON text: plain strings survive xdist's serializer (enums do not)."""
+    return json.dumps(record.to_dict(), separators=(",", ":"))
+
+
+def record_of(report: Any) -> CaseRecord | None:
+    """The case record a call report (or xdist crash report) carries, if any."""
+    if getattr(report, "when", None) not in ("call", "???"):
+        return None
+    for name, value in getattr(report, "user_properties", ()) or ():
+        if name == RECORD_PROPERTY:
+            return CaseRecord.from_dict(json.loads(value))
+    return None
+
+
+__all__ = [
+    "RECORD_PROPERTY",
+    "CaseCollection",
+    "CaseItem",
+    "CaseOutcome",
+    "build_items",
+    "record_of",
+    "record_text",
+    "summary",
+]

@@ -1,0 +1,81 @@
+"""Run metadata and the command line as recorded: path-free, host-free."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+from torchcts_schema import RunMetadata
+
+from torchcts_runner import __version__
+from torchcts_runner.controller import now_iso
+from torchcts_runner.options import RunSettings
+
+
+def shareable_path(text: str) -> str:
+    """A path relative to the working directory when inside it, else its name."""
+    try:
+        path = Path(text)
+    except (TypeError, ValueError):
+        return text
+    if not path.is_absolute():
+        return text
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def recorded_command(argv: list[str] | None = None) -> str:
+    """The exact command, program name and paths made shareable."""
+    argv = list(sys.argv if argv is None else argv)
+    if not argv:
+        return ""
+    program = os.path.basename(argv[0])
+    if program in ("__main__.py", "pytest.py"):
+        program = "pytest"
+    return shlex.join(
+        [program, *(shareable_path(a) if os.sep in a else a for a in argv[1:])]
+    )
+
+
+def torch_version() -> str:
+    """The installed PyTorch version (torch is imported by then anyway)."""
+    try:
+        import torch
+
+        return str(torch.__version__)
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return "unknown"
+
+
+def build_metadata(
+    settings: RunSettings, run_key: str, hardware_key: str
+) -> RunMetadata:
+    """Metadata at the start of a run; counts and end time come at the end."""
+    manifest = settings.manifest
+    options = settings.as_options()
+    profile = os.environ.get("TORCHCTS_SIMDEV_PROFILE")
+    if profile:
+        options["simdev_profile_env"] = shareable_path(profile)
+    return RunMetadata(
+        run_key=run_key,
+        device=settings.device,
+        hardware_key=hardware_key,
+        backend=manifest.backend_name,
+        os=platform.system(),
+        python=platform.python_version(),
+        torch_version=torch_version(),
+        torchcts_version=__version__,
+        manifest_digest=manifest.digest,
+        command=recorded_command(),
+        started_at=now_iso(),
+        level=settings.level if settings.level is not None else manifest.level,
+        options=options,
+    )
+
+
+__all__ = ["build_metadata", "recorded_command", "shareable_path", "torch_version"]

@@ -1,0 +1,273 @@
+"""Diagnostic probes: can the backend import, create, copy and add in each declared
+dtype, and does each declared capability work at its simplest?
+
+They run in a child interpreter (``python -m torchcts_runner.probes``), so a probe that
+crashes the backend cannot take the run with it. Probes are diagnostic only: they
+never change which cases run. Failures go to
+``<key>_harness_probe_failures_<pid>.jsonl``; pass, fail and total counts go to the run
+metadata; a table with columns kind, probe, status, note is printed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import JsonDict
+
+PROBE_TIMEOUT_S = 120.0
+
+
+def _row(kind: str, probe: str, check: Callable[[], str | None]) -> JsonDict:
+    try:
+        problem = check()
+    except Exception as exc:  # a probe failure is data, never a harness crash
+        problem = (
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        )
+    status = "pass" if problem is None else "fail"
+    return {"kind": kind, "probe": probe, "status": status, "note": problem or ""}
+
+
+def _capability_checks(
+    torch: Any, dev: str, meta: bool
+) -> dict[str, Callable[[], str | None]]:
+    def same(observed: Any, expected: Any) -> str | None:
+        if observed.shape != expected.shape or observed.dtype != expected.dtype:
+            return f"got {tuple(observed.shape)} {observed.dtype}"
+        if meta or torch.equal(observed.cpu(), expected):
+            return None
+        return "values differ from CPU"
+
+    a, b = torch.arange(6.0).reshape(2, 3), torch.ones(2, 3)
+
+    def inplace() -> str | None:
+        x = a.to(dev)
+        x.add_(b.to(dev))
+        return same(x, a + b)
+
+    def out() -> str | None:
+        o = torch.empty(2, 3, device=dev)
+        torch.add(a.to(dev), b.to(dev), out=o)
+        return same(o, a + b)
+
+    def backward() -> str | None:
+        x = a.to(dev).requires_grad_()
+        (x * x).sum().backward()
+        return same(x.grad, 2 * a)
+
+    def error_inputs() -> str | None:
+        try:
+            torch.add(torch.ones(2, device=dev), torch.ones(3, device=dev))
+        except RuntimeError:
+            return None
+        return "mismatched shapes did not raise"
+
+    def views() -> str | None:
+        x = a.to(dev)
+        v = x.view(-1)
+        return None if v._base is x else "view() does not alias its base"
+
+    def mutation() -> str | None:
+        x = a.to(dev)
+        x.view(-1).add_(1)
+        return same(x, a + 1)
+
+    def rng() -> str | None:
+        torch.manual_seed(0)
+        first = torch.rand(4, device=dev)
+        torch.manual_seed(0)
+        return same(torch.rand(4, device=dev), first.cpu()) if not meta else None
+
+    def serialization() -> str | None:
+        buffer = io.BytesIO()
+        torch.save(a.to(dev), buffer)
+        buffer.seek(0)
+        return same(torch.load(buffer), a)
+
+    def device_mismatch() -> str | None:
+        if dev == "cpu":
+            return None
+        try:
+            torch.add(a.to(dev), b)
+        except RuntimeError:
+            return None
+        return "mixing a cpu and a device tensor did not raise"
+
+    return {
+        "forward": lambda: same(torch.add(a.to(dev), b.to(dev)), a + b),
+        "method": lambda: same(a.to(dev).add(b.to(dev)), a + b),
+        "inplace": inplace,
+        "out": out,
+        "backward": backward,
+        "error_inputs": error_inputs,
+        "noncontiguous": lambda: same(a.to(dev).t().contiguous(), a.t().contiguous()),
+        "views": views,
+        "mutation": mutation,
+        "out_semantics": out,
+        "memory_formats": lambda: same(
+            torch.ones(1, 2, 2, 2)
+            .to(dev)
+            .contiguous(memory_format=torch.channels_last),
+            torch.ones(1, 2, 2, 2).contiguous(memory_format=torch.channels_last),
+        ),
+        "copies": lambda: same(torch.empty(2, 3, device=dev).copy_(a.to(dev)), a),
+        "factories": lambda: same(torch.zeros(2, 3, device=dev), torch.zeros(2, 3)),
+        "rng": rng,
+        "serialization": serialization,
+        "device_mismatch": device_mismatch,
+    }
+
+
+def run_probes(manifest_path: str, device: str) -> list[JsonDict]:
+    """Every probe, in this process (the child)."""
+    from torchcts_schema import load_manifest
+
+    from torchcts_runner.backend import ensure_backend
+
+    manifest = load_manifest(manifest_path)
+    rows = []
+    problem = ensure_backend(manifest.backend_import, manifest.backend_options)
+    name = manifest.backend_import or "(none)"
+    rows.append(_row("import", f"backend {name}", lambda: problem))
+    if problem is not None:
+        return rows
+    import torch
+
+    meta = device == "meta"
+    rows.append(
+        _row(
+            "device",
+            f"create on {device}",
+            lambda: (torch.empty(2, device=device), None)[1],
+        )
+    )
+    for dtype_name, support in sorted(manifest.dtypes.items()):
+        if support is False:
+            continue
+        dtype = getattr(torch, dtype_name, None)
+
+        def check(dtype: Any = dtype) -> str | None:
+            if dtype is None:
+                return "this PyTorch has no such dtype"
+            host = torch.ones(4, dtype=dtype)
+            back = host.to(device).cpu() if not meta else host.to(device)
+            if back.dtype != dtype or back.shape != host.shape:
+                return f"round trip gave {back.dtype} {tuple(back.shape)}"
+            if not meta and not torch.equal(back, host):
+                return "copy to the device and back changed the values"
+            x = host.to(device)
+            total = (x + x) if dtype is not torch.bool else (x | x)
+            if not meta and not torch.equal(
+                total.cpu(), host + host if dtype is not torch.bool else host
+            ):
+                return "create, copy and add gave wrong values"
+            return None
+
+        rows.append(_row("dtype", f"{dtype_name} create/copy/add", check))
+    checks = _capability_checks(torch, device, meta)
+    for capability in manifest.capabilities:
+        check_fn = checks.get(capability)
+        if check_fn is not None:
+            rows.append(_row("capability", capability, check_fn))
+    return rows
+
+
+class ProbeRun:
+    """The probe child, started early and collected when the table is needed."""
+
+    def __init__(
+        self, manifest: Path, device: str, env: dict[str, str] | None = None
+    ) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "torchcts_runner.probes",
+            str(manifest),
+            device,
+        ]
+        self._proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+
+    def result(self, timeout_s: float = PROBE_TIMEOUT_S) -> list[JsonDict]:
+        """The probe rows; a crashed or hung probe child is itself a failed probe."""
+        try:
+            out, err = self._proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.communicate()
+            return [_failed_child(f"the probe process hung for {timeout_s:g}s")]
+        if self._proc.returncode != 0:
+            tail = (err.strip().splitlines() or [""])[-1]
+            return [
+                _failed_child(
+                    f"the probe process exited with {self._proc.returncode}: {tail}"
+                )
+            ]
+        try:
+            rows = json.loads(out.strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError):
+            return [_failed_child("the probe process printed no result")]
+        return list(rows)
+
+    def kill(self) -> None:
+        """Stop the child if it is still running."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.communicate()
+
+
+def _failed_child(note: str) -> JsonDict:
+    return {"kind": "harness", "probe": "probe process", "status": "fail", "note": note}
+
+
+def probe_counts(rows: list[JsonDict]) -> dict[str, int]:
+    """``{"pass": n, "fail": m, "total": n + m}``."""
+    passed = sum(1 for r in rows if r["status"] == "pass")
+    return {"pass": passed, "fail": len(rows) - passed, "total": len(rows)}
+
+
+def format_table(rows: list[JsonDict]) -> list[str]:
+    """The printed table: kind, probe, status, note."""
+    head = {"kind": "kind", "probe": "probe", "status": "status", "note": "note"}
+    cols = ("kind", "probe", "status", "note")
+    widths = {c: max(len(str(r[c])) for r in [head, *rows]) for c in cols[:3]}
+    return [
+        "  ".join(str(r[c]).ljust(widths[c]) for c in cols[:3])
+        + "  "
+        + str(r["note"])[:100]
+        for r in [head, *rows]
+    ]
+
+
+def write_failures(
+    results_dir: Path, run_key: str, pid: int, rows: list[JsonDict]
+) -> Path | None:
+    """Failure-only records, one JSON line each; None when every probe passed."""
+    failures = [r for r in rows if r["status"] != "pass"]
+    if not failures:
+        return None
+    path = results_dir / f"{run_key}_harness_probe_failures_{pid}.jsonl"
+    with open(path, "a", encoding="utf-8") as fh:
+        for row in failures:
+            fh.write(
+                json.dumps({"type": "harness_probe", **row}, sort_keys=True) + "\n"
+            )
+    return path
+
+
+def main(argv: list[str]) -> int:
+    """Child entry: ``python -m torchcts_runner.probes MANIFEST DEVICE``; prints JSON."""
+    rows = run_probes(argv[0], argv[1])
+    sys.stdout.write("\n" + json.dumps(rows) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

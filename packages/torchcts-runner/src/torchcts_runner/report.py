@@ -1,0 +1,117 @@
+"""The human report at the end of a run: torchcts_report when installed, else minimal.
+
+The contract: run ``python -m torchcts_report render <results dir> --run-key <key>`` as a
+subprocess (files, never imports); without it, or when it fails, write a minimal
+``<key>.md`` from the canonical artifact so a finished run always has a report.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from torchcts_schema import (
+    STATUS_MEANINGS,
+    RunArtifact,
+    Status,
+    count_statuses,
+    write_atomic,
+)
+
+LISTED = 200  # cases listed in the minimal report; the artifact has them all
+
+
+def report_path(results_dir: Path, run_key: str) -> Path:
+    """``<key>.md``."""
+    return results_dir / f"{run_key}.md"
+
+
+def _renderer_available() -> bool:
+    try:
+        return importlib.util.find_spec("torchcts_report.__main__") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def render_report(
+    results_dir: Path, run_key: str, artifact: RunArtifact
+) -> tuple[Path, str]:
+    """Write the report; returns its path and a note on how it was made."""
+    target = report_path(results_dir, run_key)
+    if _renderer_available():
+        command = [
+            sys.executable, "-m", "torchcts_report", "render", str(results_dir),
+            "--run-key", run_key,
+        ]  # fmt: skip
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as exc:
+            note = f"torchcts_report could not run ({exc}); wrote the minimal report"
+        else:
+            if done.returncode == 0 and target.exists():
+                return target, "rendered by torchcts_report"
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+            note = (
+                f"torchcts_report render failed (exit {done.returncode}: {tail[0]}); "
+                "wrote the minimal report"
+            )
+    else:
+        note = "torchcts_report is not installed; wrote the minimal report"
+    write_atomic(target, minimal_markdown(artifact))
+    return target, note
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")[:160]
+
+
+def minimal_markdown(artifact: RunArtifact) -> str:
+    """A small scorecard: metadata, counts per status, and the cases that need work."""
+    meta = artifact.metadata
+    counts = count_statuses(artifact.records)
+    lines = [
+        f"# TorchCTS result: {meta.run_key}",
+        "",
+        f"Backend {meta.backend} on {meta.device} ({meta.hardware_key}); PyTorch "
+        f"{meta.torch_version}, Python {meta.python}, {meta.os}; TorchCTS "
+        f"{meta.torchcts_version}.",
+        f"Completed normally: {'yes' if meta.completed_normally else 'no'}. "
+        f"Command: `{meta.command}`.",
+        "",
+        "| status | count | meaning |",
+        "|---|---:|---|",
+    ]
+    for status in Status:
+        lines.append(
+            f"| {status.value} | {counts[status.value]} | {STATUS_MEANINGS[status]} |"
+        )
+    needs_work = [r for r in artifact.results if r.status is not Status.PASSED]
+    if needs_work:
+        lines += [
+            "",
+            "## Cases that need work",
+            "",
+            "| case | status | detail |",
+            "|---|---|---|",
+        ]
+        for record in needs_work[:LISTED]:
+            why = record.mismatch or record.exception_message or record.detail or ""
+            if record.crash is not None:
+                why = f"{record.crash.kind.value} {record.crash.signal or ''} {why}"
+            lines.append(
+                f"| `{record.case_id}` | {record.status.value} | {_cell(why)} |"
+            )
+        if len(needs_work) > LISTED:
+            lines.append(f"\n{len(needs_work) - LISTED} more in the result artifact.")
+    lines += [
+        "",
+        "The resolved result artifact (`"
+        f"{meta.run_key}_latest.json`) is the source of truth; this page summarises it.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+__all__ = ["minimal_markdown", "render_report", "report_path"]

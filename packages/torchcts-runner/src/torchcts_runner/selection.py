@@ -1,0 +1,101 @@
+"""Which cases this run executes: the case source's selection, a shard, resume, node ids.
+
+Every process that collects (each xdist worker, or the single local process) calls
+`plan_cases` with the same inputs and gets the same ordered list; the controller
+calls it too for not_run accounting and progress totals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from torchcts_schema import CaseRecord, Manifest, case_id_for_node
+
+from torchcts_runner.casesource import CaseSource, CaseSpecLike
+
+
+class SelectionError(Exception):
+    """A selection argument that matches nothing or makes no sense."""
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"2/4"`` -> (2, 4); shards count from 1."""
+    if not text:
+        return None
+    try:
+        index, total = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise SelectionError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+    if total < 1 or not 1 <= index <= total:
+        raise SelectionError(f"--shard {text!r}: need 1 <= I <= N")
+    return index, total
+
+
+def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
+    """Stable partition by a hash of the case id (same on every machine)."""
+    if shard is None:
+        return True
+    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
+
+
+@dataclass
+class CasePlan:
+    """The ordered cases to collect, and the not_run records of the selection."""
+
+    planned: list[CaseSpecLike]  # in the shard, before resume and node-id filters
+    to_run: list[CaseSpecLike]  # what becomes pytest items
+    not_run: list[CaseRecord]
+
+    @property
+    def planned_ids(self) -> list[str]:
+        """Ids of every planned case (what a complete run has a record for)."""
+        return [s.case_id for s in self.planned]
+
+
+def plan_cases(
+    source: CaseSource,
+    manifest: Manifest,
+    *,
+    level: int | None,
+    dtypes: Sequence[str],
+    suites: Sequence[str],
+    op_globs: Sequence[str],
+    shard: tuple[int, int] | None,
+    done: Collection[str] = (),
+    node_ids: Sequence[str] = (),
+) -> CasePlan:
+    """Select, shard, drop finished cases (resume) and apply node-id arguments."""
+    selection = source.selection(
+        level=level,
+        dtypes=tuple(dtypes),
+        suites=tuple(suites),
+        op_globs=tuple(op_globs),
+    )
+    selected = source.select_cases(manifest, selection)
+    planned = [s for s in selected.runnable if in_shard(s.case_id, shard)]
+    not_run = [r for r in selected.not_run if in_shard(r.case_id, shard)]
+    wanted = None
+    if node_ids:
+        wanted = set()
+        known = {s.case_id for s in planned}
+        for node_id in node_ids:
+            case_id = case_id_for_node(node_id)
+            if case_id is None or case_id not in known:
+                raise SelectionError(
+                    f"{node_id}: not a case of this manifest and selection"
+                    + (f" (shard {shard[0]}/{shard[1]})" if shard else "")
+                )
+            wanted.add(case_id)
+    done_set = set(done)
+    to_run = [
+        s
+        for s in planned
+        if s.case_id not in done_set and (wanted is None or s.case_id in wanted)
+    ]
+    return CasePlan(planned, to_run, not_run)
+
+
+__all__ = ["CasePlan", "SelectionError", "in_shard", "parse_shard", "plan_cases"]

@@ -1,0 +1,192 @@
+"""A fake case source for the runner's tests only (never shipped, never used in runs).
+
+It implements the torchcts_cases contract (Selection, select_cases, get_case, prepare,
+OracleUnavailable, write_oracle_failure) with ops whose names say how they behave on
+the "device", so plugin mechanics can be tested without the real case generator:
+ok, wrong, unsupported, notimpl_msg, boom, oracle, skip, segv, abort, exit, sigkill,
+pyhang, hang (a hang Python signals cannot interrupt), slow.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fnmatch
+import json
+import os
+import signal
+import time
+import unittest
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchcts_schema import (
+    CaseRecord,
+    ExpectedSource,
+    NextFix,
+    NotRunReason,
+    Status,
+    make_case_id,
+    node_id_for_case,
+    split_case_id,
+)
+
+SUITE = "fake"
+BACKEND_STATE: dict[str, Any] = {}
+
+
+class OracleUnavailable(Exception):
+    """The fake reference cannot be built."""
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    case_id: str
+    suite: str
+    op: str
+    variant: str
+    dtype: str | None
+    sample: int | None
+    level: int
+    expected_source: ExpectedSource
+    capability: str
+    surfaces: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CaseSpec:
+        return cls(**d)
+
+
+@dataclass
+class Selection:
+    level: int | None = None
+    dtypes: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    op_globs: tuple[str, ...] = ()
+
+
+@dataclass
+class SelectedCases:
+    runnable: list[CaseSpec] = field(default_factory=list)
+    not_run: list[CaseRecord] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    mismatch: str | None = None
+
+
+def _spec(op: str, dtype: str, sample: int) -> CaseSpec:
+    return CaseSpec(
+        make_case_id(SUITE, op, "forward", dtype, sample), SUITE, op, "forward",
+        dtype, sample, 1, ExpectedSource.CPU_REFERENCE, "forward",
+    )  # fmt: skip
+
+
+def _not_run(spec: CaseSpec, reason: NotRunReason) -> CaseRecord:
+    return CaseRecord(
+        case_id=spec.case_id, node_id=node_id_for_case(spec.case_id), op=spec.op,
+        variant=spec.variant, dtype=spec.dtype, sample=spec.sample, level=spec.level,
+        status=Status.NOT_RUN, expected_source=spec.expected_source, suite=SUITE,
+        not_run_reason=reason, next_fix=NextFix.SUPPORT_SURFACE,
+    )  # fmt: skip
+
+
+def select_cases(manifest: Any, selection: Selection) -> SelectedCases:
+    out = SelectedCases()
+    samples = manifest.max_samples_per_op or 1
+    for op in manifest.ops_include:
+        for dtype, support in manifest.dtypes.items():
+            for sample in range(samples):
+                spec = _spec(op, dtype, sample)
+                if support is False:
+                    out.not_run.append(_not_run(spec, NotRunReason.DTYPE_NOT_SUPPORTED))
+                elif (selection.dtypes and dtype not in selection.dtypes) or (
+                    selection.op_globs
+                    and not any(fnmatch.fnmatch(op, g) for g in selection.op_globs)
+                ):
+                    out.not_run.append(
+                        _not_run(spec, NotRunReason.FILTERED_BY_SELECTION)
+                    )
+                else:
+                    out.runnable.append(spec)
+    return out
+
+
+def get_case(case_id: str) -> CaseSpec:
+    _, op, _, dtype, sample = split_case_id(case_id)
+    return _spec(op, dtype or "float32", sample or 0)
+
+
+class PreparedCase:
+    def __init__(self, spec: CaseSpec) -> None:
+        self.spec = spec
+
+    def reference(self) -> object:
+        if self.spec.op == "oracle":
+            raise OracleUnavailable("no CPU reference for this sample")
+        return [1.0, 2.0, float(self.spec.sample or 0)]
+
+    def run_on(self, device: str) -> object:
+        op = self.spec.op
+        if op == "wrong":
+            return [1.0, 2.5, 0.0]
+        if op == "unsupported":
+            raise NotImplementedError(f"fake op on {device}")
+        if op == "notimpl_msg":
+            raise RuntimeError(f"aten::fake is not implemented for '{device}'")
+        if op == "boom":
+            raise RuntimeError("boom: the backend broke")
+        if op == "skip":
+            raise unittest.SkipTest("needs two devices")
+        if op == "segv":
+            ctypes.string_at(0)
+        if op == "abort":
+            os.abort()
+        if op == "exit":
+            os._exit(3)
+        if op == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if op == "pyhang":
+            time.sleep(120)
+        if op == "hang":  # signals blocked: SIGALRM cannot interrupt, like native code
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+            time.sleep(120)
+        if op == "slow":
+            time.sleep(0.3)
+        if op == "configured":
+            return self.reference() if BACKEND_STATE.get("configured") else [0.0]
+        return self.reference()
+
+    def judge(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> Verdict:
+        if expected == observed:
+            return Verdict(True)
+        return Verdict(False, f"values differ: {observed} != {expected}")
+
+    def repro_source(
+        self, device: str, backend_import: str | None, options: dict[str, Any]
+    ) -> str:
+        return f"# repro of {self.spec.case_id} on {device}\n"
+
+
+def prepare(spec: CaseSpec, manifest: Any) -> PreparedCase:
+    return PreparedCase(spec)
+
+
+def write_oracle_failure(
+    results_dir: Path, run_key: str, spec: CaseSpec, exc: BaseException
+) -> None:
+    path = results_dir / f"{run_key}_opinfo_oracle_failures_{os.getpid()}.jsonl"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"case_id": spec.case_id, "problem": str(exc)}) + "\n")
+
+
+def torchcts_configure(options: dict[str, Any]) -> None:
+    """Acts as a fake backend module too: remembers that it was configured."""
+    BACKEND_STATE["configured"] = options.get("flag") == "on"

@@ -1,0 +1,149 @@
+"""Crashes and hangs stay honest records: xdist worker deaths, timeouts, and --resume
+after the whole process died (fake case source)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from torchcts_schema import CrashKind, Status, load_result
+
+from .helpers import (
+    artifact_records,
+    journal_records,
+    run_args,
+    use_fake_source,
+    write_manifest,
+)
+
+
+@pytest.fixture(autouse=True)
+def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_fake_source(pytester, monkeypatch)
+
+
+def _crash_file(pytester: pytest.Pytester, case_id: str) -> dict[str, object]:
+    (crash_dir,) = (pytester.path / "results").glob("*_crashes")
+    matches = [
+        p
+        for p in crash_dir.glob("*.json")
+        if json.loads(p.read_text())["case_id"] == case_id
+    ]
+    assert len(matches) == 1, list(crash_dir.iterdir())
+    return json.loads(matches[0].read_text())
+
+
+def test_xdist_worker_crashes_are_crashed_with_signal(
+    pytester: pytest.Pytester,
+) -> None:
+    """Segfault, abort and os._exit in workers: crashed with kind, signal or exit code;
+    the run goes on past many crashes and completes with every other record."""
+    write_manifest(pytester, ["segv", "abort", "exit", "ok"], MAX_SAMPLES_PER_OP=3)
+    result = pytester.runpytest_subprocess(*run_args(workers=2))  # 9 crashes > 8
+    assert result.ret == 1, result.stdout.str()
+    records = artifact_records(pytester.path / "results")
+    assert len(records) == 12
+    for sample in range(3):
+        segv = records[f"fake/segv/forward/float32/{sample}"]
+        assert segv.status is Status.CRASHED and segv.crash is not None
+        assert (segv.crash.kind, segv.crash.signal) == (CrashKind.SIGNAL, "SIGSEGV")
+        abort = records[f"fake/abort/forward/float32/{sample}"]
+        assert abort.crash is not None and abort.crash.signal == "SIGABRT"
+        exit_ = records[f"fake/exit/forward/float32/{sample}"]
+        assert exit_.crash is not None
+        assert (exit_.crash.kind, exit_.crash.exit_code) == (CrashKind.SUBPROCESS, 3)
+        assert records[f"fake/ok/forward/float32/{sample}"].status is Status.PASSED
+    assert load_result(pytester.path / "results").metadata.completed_normally
+    evidence = _crash_file(pytester, "fake/segv/forward/float32/0")
+    assert evidence["crash"]["signal"] == "SIGSEGV"  # type: ignore[index]
+    assert "torchcts::fake/segv/forward/float32/0" in evidence["repro_command"]  # type: ignore[operator]
+    assert any(
+        "fake/segv/forward/float32/0" in line for line in evidence["runlog_tail"]
+    )  # type: ignore[union-attr]
+    assert "Segmentation fault" in str(evidence["traceback"])
+    segv = records["fake/segv/forward/float32/0"]
+    assert (
+        segv.crash is not None
+        and segv.crash.evidence
+        and segv.crash.evidence.endswith(".json")
+    )
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_timeouts_are_crashed_timeout(pytester: pytest.Pytester, workers: int) -> None:
+    """A Python hang is stopped in process; a hang signals cannot interrupt ends the
+    worker; both are crashed/timeout and the others still run."""
+    ops = ["pyhang", "ok", "hang"] if workers else ["pyhang", "ok"]
+    write_manifest(pytester, ops, RESOURCE_LIMITS={"case_timeout_s": 1})
+    result = pytester.runpytest_subprocess(*run_args(workers=workers))
+    assert result.ret == 1, result.stdout.str()
+    records = artifact_records(pytester.path / "results")
+    for op in ops:
+        record = records[f"fake/{op}/forward/float32/0"]
+        if op == "ok":
+            assert record.status is Status.PASSED
+            continue
+        assert record.status is Status.CRASHED, record
+        assert record.crash is not None and record.crash.kind is CrashKind.TIMEOUT
+        assert record.crash.evidence
+    if workers:
+        assert "native" in (records["fake/hang/forward/float32/0"].crash.detail or "")  # type: ignore[union-attr]
+
+
+def test_native_hang_without_xdist_is_journaled_then_resumed(
+    pytester: pytest.Pytester,
+) -> None:
+    """Without xdist the watchdog journals crashed/timeout before ending the process;
+    --resume runs the rest and ends in one complete result."""
+    write_manifest(
+        pytester, ["ok", "hang", "wrong"], RESOURCE_LIMITS={"case_timeout_s": 1}
+    )
+    first = pytester.runpytest_subprocess(*run_args())
+    assert first.ret not in (0, 1)
+    results = pytester.path / "results"
+    journal = journal_records(results)
+    assert journal["fake/hang/forward/float32/0"].crash.kind is CrashKind.TIMEOUT  # type: ignore[union-attr]
+    assert "fake/wrong/forward/float32/0" not in journal
+    second = pytester.runpytest_subprocess(*run_args("--resume"))
+    assert second.ret == 1, second.stdout.str()
+    artifact = load_result(results)
+    assert artifact.metadata.completed_normally
+    statuses = {r.op: r.status for r in artifact.results}
+    assert statuses == {
+        "ok": Status.PASSED,
+        "hang": Status.CRASHED,
+        "wrong": Status.FAILED,
+    }
+
+
+@pytest.mark.parametrize(
+    "op, kind, signal",
+    [("segv", CrashKind.SIGNAL, "SIGSEGV"), ("sigkill", CrashKind.SUBPROCESS, None)],
+)
+def test_resume_after_process_death_records_the_case_it_died_in(
+    pytester: pytest.Pytester, op: str, kind: CrashKind, signal: str | None
+) -> None:
+    """A run killed in a case (segfault, SIGKILL) resumes: that case is crashed (from
+    the runlog), the finished ones keep their records, the rest run, once each."""
+    write_manifest(pytester, ["ok", op, "wrong"])
+    first = pytester.runpytest_subprocess(*run_args())
+    assert first.ret not in (0, 1)
+    results = pytester.path / "results"
+    assert set(journal_records(results)) >= {"fake/ok/forward/float32/0"}
+    second = pytester.runpytest_subprocess(*run_args("--resume"))
+    assert second.ret == 1, second.stdout.str()
+    artifact = load_result(results)
+    assert artifact.metadata.completed_normally
+    records = {r.op: r for r in artifact.results}
+    assert (
+        records["ok"].status is Status.PASSED
+        and records["wrong"].status is Status.FAILED
+    )
+    crashed = records[op]
+    assert crashed.status is Status.CRASHED and crashed.crash is not None
+    assert (crashed.crash.kind, crashed.crash.signal) == (kind, signal)
+    assert "runlog" in crashed.crash.detail
+    (journal,) = results.glob("*_journal.jsonl")
+    lines = [json.loads(x) for x in journal.read_text().splitlines()]
+    ok_lines = [x for x in lines if x["type"] == "case" and x["record"]["op"] == "ok"]
+    assert len(ok_lines) == 1
