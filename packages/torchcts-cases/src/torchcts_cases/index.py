@@ -20,6 +20,7 @@ from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 INDEX_FORMAT = "torchcts-case-index"
 INDEX_VERSION = 1
 ERRORS_SHARD = "error_inputs"
+OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 _MEMO: dict[str, dict[str, Any]] = {}
 
 
@@ -36,7 +37,7 @@ def index_dir() -> Path:
 
 def shard(name: str) -> dict[str, dict[str, Any]]:
     """Index entries of one dtype (or of the dtype-less error inputs), op -> facts."""
-    if name != ERRORS_SHARD and name not in DTYPE_NAMES:
+    if name not in (ERRORS_SHARD, OPS_SHARD) and name not in DTYPE_NAMES:
         raise KeyError(f"unknown dtype {name!r}")
     if name in _MEMO:
         return _MEMO[name]
@@ -104,12 +105,14 @@ def _build(name: str) -> dict[str, dict[str, Any]]:
 
     entries: dict[str, dict[str, Any]] = {}
     for segment, op in sorted(opinfo_source.op_table().items()):
-        facts = opinfo_source.describe(op)
+        counts: dict[str, int] = {}
+        problem: str | None = None
         if name == ERRORS_SHARD:
             count, problem = opinfo_source.error_count(op)
             counts = {"error_inputs": count} if count else {}
-        else:
+        elif name != OPS_SHARD:
             counts, problem = opinfo_source.variant_counts(op, getattr(torch, name))
-        if counts or problem:
+        if counts or problem or name == OPS_SHARD:
+            facts = opinfo_source.describe(op)
             entries[segment] = {**facts, "counts": counts, "problem": problem}
     return entries

@@ -1,0 +1,44 @@
+"""CUDA (and ROCm) manifest: broad production behaviour on an NVIDIA or AMD GPU.
+
+TF32 and reduced-precision accumulation differ from CPU within tolerance; the
+tolerance table below is where a team records what it accepts, per dtype and per op.
+This file is read, never executed.
+"""
+
+DEVICE = "cuda"
+BACKEND_NAME = "PyTorch CUDA"
+
+DTYPES = {
+    "float32": True,
+    "float64": True,
+    "float16": True,
+    "bfloat16": True,
+    "complex64": True,
+    "int64": True,
+    "int32": True,
+    "int16": True,
+    "int8": True,
+    "uint8": True,
+    "bool": True,
+}
+
+CAPABILITIES = [
+    "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
+    "rng", "serialization", "device_mismatch",
+]  # fmt: skip
+
+LEVEL = 4
+
+# matmul-like ops may use TF32 / split-K reductions on GPUs
+TOLERANCES = {
+    "dtypes": {"float16": {"atol": 1e-3, "rtol": 1e-3}},
+    "ops": {
+        "matmul": {"float32": {"atol": 1e-4, "rtol": 1e-4}},
+        "mm": {"float32": {"atol": 1e-4, "rtol": 1e-4}},
+        "bmm": {"float32": {"atol": 1e-4, "rtol": 1e-4}},
+    },
+}
+
+RESOURCE_LIMITS = {"case_timeout_s": 120, "memory_mb": 16000, "workers": 2}
+DEVICE_COUNT = 1

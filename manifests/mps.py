@@ -1,0 +1,38 @@
+"""Apple MPS manifest: Metal Performance Shaders on Apple silicon.
+
+MPS has no float64 and limited complex support; those dtypes are declared False so
+their cases are reported as not_run (dtype_not_supported) instead of as failures.
+Known MPS crashes are isolated by the known-crash ledger, never skipped.
+This file is read, never executed.
+"""
+
+DEVICE = "mps"
+BACKEND_NAME = "PyTorch MPS"
+
+DTYPES = {
+    "float32": True,
+    "float16": True,
+    "bfloat16": True,
+    "float64": False,
+    "complex64": False,
+    "int64": True,
+    "int32": True,
+    "int16": True,
+    "int8": True,
+    "uint8": True,
+    "bool": True,
+}
+
+CAPABILITIES = [
+    "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
+    "rng", "serialization", "device_mismatch",
+]  # fmt: skip
+
+LEVEL = 4
+
+# Metal's fast math for transcendental functions
+TOLERANCES = {"dtypes": {"float32": {"atol": 1e-4, "rtol": 1e-4}}}
+
+RESOURCE_LIMITS = {"case_timeout_s": 120, "workers": 1}
+DEVICE_COUNT = 1

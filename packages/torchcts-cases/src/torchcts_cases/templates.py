@@ -1,0 +1,148 @@
+"""Manifest templates for `torchcts-cases init`: one per depth, each teaching its keys.
+
+Every template carries ``TEMPLATE = True`` so a run can tell an unedited template from a
+real manifest; the comments say what to change.
+"""
+
+from __future__ import annotations
+
+TEMPLATES: dict[str, dict[str, object]] = {
+    "smoke": {
+        "about": "the fastest useful check: float32 forward on primitive ops",
+        "dtypes": {"float32": True},
+        "caps": ["forward", "copies", "factories"],
+        "level": 1,
+        "samples": 1,
+    },
+    "minimal": {
+        "about": "a first real run: core dtypes, forward/method/in-place, basic suites",
+        "dtypes": {"float32": True, "int64": True, "bool": True},
+        "caps": ["forward", "method", "inplace", "views", "copies", "factories"],
+        "level": 1,
+        "samples": None,
+    },
+    "inference": {
+        "about": "what an inference backend must get right: reduced precision, out=, "
+        "layouts",
+        "dtypes": {
+            "float32": True,
+            "float16": True,
+            "bfloat16": True,
+            "int64": True,
+            "int32": True,
+            "bool": True,
+        },
+        "caps": [
+            "forward", "method", "out", "noncontiguous", "error_inputs", "views",
+            "memory_formats", "copies", "factories", "serialization", "device_mismatch",
+        ],
+        "level": 4,
+        "samples": None,
+    },
+    "training": {
+        "about": "inference plus gradients, in-place updates, RNG and mutation",
+        "dtypes": {
+            "float32": True,
+            "float16": True,
+            "bfloat16": True,
+            "int64": True,
+            "int32": True,
+            "bool": True,
+        },
+        "caps": [
+            "forward", "method", "inplace", "out", "backward", "noncontiguous",
+            "error_inputs", "views", "mutation", "out_semantics", "memory_formats",
+            "copies", "factories", "rng", "serialization", "device_mismatch",
+        ],
+        "level": 4,
+        "samples": None,
+    },
+    "complete": {
+        "about": "release depth: every dtype, capability and sample",
+        "dtypes": {
+            "float32": True, "float64": True, "float16": True, "bfloat16": True,
+            "complex64": True, "int64": True, "int32": True, "int16": True,
+            "int8": True, "uint8": True, "bool": True,
+        },
+        "caps": [
+            "forward", "method", "inplace", "out", "backward", "noncontiguous",
+            "error_inputs", "views", "mutation", "out_semantics", "memory_formats",
+            "copies", "factories", "rng", "serialization", "device_mismatch",
+        ],
+        "level": 8,
+        "samples": None,
+    },
+}  # fmt: skip
+
+
+def render(
+    template: str, device: str = "cuda", backend_import: str | None = None
+) -> str:
+    """The text of a manifest from `template` for `device`."""
+    if template not in TEMPLATES:
+        raise KeyError(f"unknown template {template!r} (known: {', '.join(TEMPLATES)})")
+    t = TEMPLATES[template]
+    dtypes = t["dtypes"]
+    assert isinstance(dtypes, dict)
+    caps = t["caps"]
+    assert isinstance(caps, list)
+    dtype_lines = "\n".join(f"    {k!r}: {v!r}," for k, v in dtypes.items())
+    cap_lines = "\n".join(f"    {c!r}," for c in caps)
+    imp = repr(backend_import)
+    return f'''"""TorchCTS manifest ({template} template): {t["about"]}.
+
+This file is READ, never executed: only `NAME = literal` assignments are allowed (no
+imports, calls or f-strings). Check it with `torchcts-cases check-manifest FILE` and see
+what will not run, and why, with `torchcts-cases show-skips --manifest FILE`.
+"""
+
+# The device type string your backend registers: "cuda", "mps", "xpu", or the name of
+# your PrivateUse1 backend.
+DEVICE = {device!r}
+BACKEND_NAME = "my backend"
+
+# A module imported before the run that registers the backend (None for built-ins).
+# If it defines torchcts_configure(options), it is called with BACKEND_OPTIONS.
+BACKEND_IMPORT = {imp}
+BACKEND_OPTIONS = {{}}
+
+# dtype -> True (every op), False (none), or a regex of op names supported in that
+# dtype, matched against whole names, e.g. "add|mul|nn\\\\.functional\\\\.relu".
+# Cases of dtypes set to False are reported as not_run: dtype_not_supported.
+DTYPES = {{
+{dtype_lines}
+}}
+
+# What the backend claims. OpInfo variants: forward, method, inplace, out, backward,
+# error_inputs, noncontiguous. Hand-written suites: views, mutation, out_semantics,
+# memory_formats, copies, factories, rng, serialization, device_mismatch.
+# A case needing a capability not listed is not_run: capability_not_declared.
+CAPABILITIES = [
+{cap_lines}
+]
+
+# Semantic level run by default (--level overrides): 1 = fast primitive baseline,
+# 4 = broad production behaviour, 8 = release depth.
+LEVEL = {t["level"]}
+
+# At most this many samples per op, variant and dtype (None: all samples).
+MAX_SAMPLES_PER_OP = {t["samples"]!r}
+
+# Tolerances over the defaults (integers and bool are always compared exactly):
+# {{"dtypes": {{"float16": {{"atol": 1e-3, "rtol": 1e-3}}}},
+#  "ops": {{"matmul": {{"float32": {{"atol": 1e-4, "rtol": 1e-4}}}}}}}}
+TOLERANCES = {{}}
+
+# Per-case limits; keys: case_timeout_s, memory_mb, workers, hang_heartbeat_s.
+RESOURCE_LIMITS = {{"case_timeout_s": 120}}
+
+# Devices a case may use (multi-device checks need 2).
+DEVICE_COUNT = 1
+
+# Ops to leave out, each with a reason (reported as not_run: op_excluded), and
+# optionally the only ops to include (globs allowed).
+OPS = {{"include": [], "exclude": {{}}}}
+
+# This is an unedited template. Delete this line once the manifest describes your backend.
+TEMPLATE = True
+'''
