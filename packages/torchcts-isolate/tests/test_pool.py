@@ -82,14 +82,15 @@ def test_close_leaves_no_children(
 def test_children_exit_when_parent_dies(
     entry_env: dict[str, str], tmp_path: Path, gone: Callable[[int], bool]
 ) -> None:
-    """A parent killed without cleanup leaves no children behind."""
+    """A parent killed without cleanup leaves no children or scratch files behind."""
     script = textwrap.dedent(
         """
         import json, os, sys
         from torchcts_isolate import WarmPool
         pool = WarmPool("isolate_entries:echo", size=2, env=json.loads(sys.argv[1]))
         pool.run({}, timeout_s=20, heartbeat_s=10)
-        print(json.dumps(pool.pids()), flush=True)
+        dirs = [str(c.dir) for c in pool._children]
+        print(json.dumps([pool.pids(), dirs]), flush=True)
         os._exit(0)
         """
     )
@@ -100,9 +101,10 @@ def test_children_exit_when_parent_dies(
         timeout=60,
         check=True,
     )
-    pids = json.loads(done.stdout)
+    pids, dirs = json.loads(done.stdout)
     assert len(pids) == 2
     assert all(gone(pid) for pid in pids)
+    assert not any(Path(d).exists() for d in dirs)  # orphans clean up after the parent
 
 
 def test_preload_imports_before_first_case(entry_env: dict[str, str]) -> None:

@@ -21,6 +21,7 @@ import faulthandler
 import importlib
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 SYSPATH_ENV = "TORCHCTS_ISOLATE_SYSPATH"
+SCRATCH_PREFIX = "torchcts-isolate-"
 
 
 class _Channel:
@@ -66,8 +68,14 @@ def _heartbeat(channel: _Channel, interval: float, parent: int) -> None:
             continue  # the case hit its memory cap; the beat must not die with it
 
 
+_SCRATCH: list[str] = []  # the parent's per-child directory, removed if orphaned
+
+
 def _die() -> None:
+    """The parent is gone: remove its scratch files for it, then end the group."""
     try:
+        for directory in _SCRATCH:
+            shutil.rmtree(directory, ignore_errors=True)
         os.killpg(0, signal.SIGKILL)
     finally:
         os._exit(70)
@@ -197,6 +205,9 @@ def main(argv: list[str]) -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     os.set_inheritable(result_fd, False)
+    scratch = os.path.dirname(os.path.abspath(fault_path))
+    if os.path.basename(scratch).startswith(SCRATCH_PREFIX):
+        _SCRATCH.append(scratch)
     channel = _Channel(result_fd)
     # Requests come on a private copy of stdin; the case (and anything it starts)
     # sees /dev/null, so it can neither eat requests nor keep the pipe open.
@@ -234,6 +245,9 @@ def main(argv: list[str]) -> int:
     for line in control:
         if line.strip():
             _run_one(channel, func, json.loads(line))
+    # stdin closed: the parent is done with us (or dead); its scratch files go too
+    for directory in _SCRATCH:
+        shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 

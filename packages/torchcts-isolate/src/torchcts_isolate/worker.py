@@ -45,7 +45,7 @@ class Child:
     ) -> None:
         self.entry = entry
         self.beat_interval_s = beat_interval_s
-        self.dir = Path(tempfile.mkdtemp(prefix="torchcts-isolate-"))
+        self.dir = Path(tempfile.mkdtemp(prefix=_child_module.SCRATCH_PREFIX))
         self.out_path = self.dir / "stdout.txt"
         self.err_path = self.dir / "stderr.txt"
         self.fault_path = self.dir / "faulthandler.txt"
