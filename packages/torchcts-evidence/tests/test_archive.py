@@ -168,3 +168,11 @@ def test_malformed_run_metadata_is_refused_naming_the_field(tmp_path: Path) -> N
     journal.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
     with pytest.raises(EvidenceError, match="level is str, not int or null"):
         _build(tmp_path, tmp_path / "out")
+
+
+def test_template_placeholder_backend_name_is_refused(tmp_path: Path) -> None:
+    """A template with only the TEMPLATE line deleted still names 'my backend'."""
+    text = MANIFEST.replace('BACKEND_NAME = "simdev"', 'BACKEND_NAME = "my backend"')
+    make_project(tmp_path, manifest_text=text)
+    with pytest.raises(EvidenceError, match="template's placeholder"):
+        _build(tmp_path, tmp_path / "out")

@@ -44,6 +44,8 @@ RUN_GLOBS = (
     "{key}_adaptive_isolation.json",
 )
 RUN_TREES = ("{key}_crashes", "coverage")
+# the placeholder `torchcts-cases init` templates give BACKEND_NAME
+TEMPLATE_BACKEND_NAME = "my backend"
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,11 @@ def _refuse_template(manifest: Manifest) -> None:
         raise EvidenceError(
             f"{manifest.path}: unedited template manifest (TEMPLATE = True); edit it "
             "for your backend, delete the TEMPLATE line, run again, then archive"
+        )
+    if manifest.backend_name.strip().lower() == TEMPLATE_BACKEND_NAME:
+        raise EvidenceError(
+            f"{manifest.path}: BACKEND_NAME is still the template's placeholder "
+            f"{manifest.backend_name!r}; an unedited template is not a submission"
         )
     mine = _without_template(manifest.path)
     for other in sorted(manifest.path.parent.glob("*.py")):
