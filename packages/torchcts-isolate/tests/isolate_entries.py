@@ -80,3 +80,7 @@ def not_a_dict(payload: dict[str, Any]) -> Any:
 def loaded(payload: dict[str, Any]) -> dict[str, Any]:
     """Which of the named modules this child has imported."""
     return {"loaded": [m for m in payload["names"] if m in sys.modules]}
+
+
+if os.environ.get("ISOLATE_ENTRIES_CRASH_ON_IMPORT") == "1":
+    ctypes.string_at(0)  # a backend whose import segfaults

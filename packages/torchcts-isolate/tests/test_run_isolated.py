@@ -144,3 +144,11 @@ def test_missing_entry_fails_at_startup(entry_env: dict[str, str]) -> None:
     assert outcome.exception is not None
     assert "ModuleNotFoundError" in outcome.exception
     assert "while starting the child" in outcome.detail
+
+
+def test_crash_while_importing_entry_is_named(entry_env: dict[str, str]) -> None:
+    """A child killed by a signal while importing (a backend's import) says so."""
+    env = {**entry_env, "ISOLATE_ENTRIES_CRASH_ON_IMPORT": "1"}
+    outcome = run("echo", env)
+    assert outcome.result is None and outcome.signal == "SIGSEGV"
+    assert "while starting the child" in outcome.detail

@@ -120,7 +120,9 @@ class Child:
         facts: dict[str, Any] = {"limit_s": timeout_s, "memory_mb": memory_mb}
         if failure is not None:
             facts["startup"] = failure
+            facts["timed_out"] = failure["t"] == "startup_timeout"
             return self._finish(facts, offsets, began)
+        began = time.monotonic()  # the case's own time starts now, not the import's
         self._number += 1
         self.cases += 1
         request = {"n": self._number, "payload": payload, "memory_mb": memory_mb}
@@ -192,7 +194,9 @@ class Child:
         self, facts: dict[str, Any], offsets: list[int], began: float
     ) -> IsolatedOutcome:
         done, raised = facts.get("done"), facts.get("raised") or facts.get("startup")
-        ended_by_message = any(facts.get(k) for k in ("done", "raised", "startup"))
+        ended_by_message = done is not None or (
+            raised is not None and raised.get("t") == "raised"
+        )
         was_killed = facts.get("timed_out") or facts.get("hung")
         if ended_by_message or was_killed:
             code = self.proc.poll()  # only a child that already exited has a status
