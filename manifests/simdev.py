@@ -1,0 +1,65 @@
+"""simdev manifest: TorchCTS judging its own pure-Python reference backend.
+
+simdev (package torchcts-simdev) is a PrivateUse1 device written in Python: every aten
+op runs on CPU payloads, and a fault profile injects the bugs real backends have (wrong
+values, dtypes, shapes and strides, missing kernels, device errors, segfaults, aborts,
+hangs, broken aliasing, dropped in-place writes). `make run` uses this manifest on a
+machine without an accelerator, so every status appears without special hardware.
+
+Run it clean (no faults; the results must then match a CPU run case for case) with
+    TORCHCTS_SIMDEV_PROFILE=clean make run
+The environment variable (a shipped profile name or a JSON file path) wins over
+BACKEND_OPTIONS below. This file is read, never executed: only `NAME = literal`
+assignments are allowed.
+"""
+
+DEVICE = "simdev"
+BACKEND_NAME = "simdev (pure-Python PrivateUse1 reference backend)"
+
+# Imported in every process that runs cases; it registers the "simdev" device. The
+# runner then calls torchcts_simdev.torchcts_configure(BACKEND_OPTIONS).
+BACKEND_IMPORT = "torchcts_simdev"
+
+# "demo" ships with the package: a realistic mix of faults, each confined to one op
+# (and usually one dtype), so that a default run produces every status. "clean"
+# injects nothing. A path to your own JSON profile works too (schema in the README
+# of packages/torchcts-simdev).
+BACKEND_OPTIONS = {"fault_profile": "demo"}
+
+# simdev computes with the CPU's kernels, so it supports whatever the CPU supports.
+# float16 is narrowed to a regex of op names to show how a backend declares partial
+# dtype support: cases of other ops in float16 are reported not_run, with the reason.
+DTYPES = {
+    "float32": True,
+    "float64": True,
+    "float16": r"^(add|sub|mul|div|neg|abs|exp|sin|cos|sum|mean|clamp|where|cat)$",
+    "bfloat16": True,
+    "int64": True,
+    "int32": True,
+    "bool": True,
+    "complex64": True,
+}
+
+# OpInfo variants and hand-written suites simdev supports: all of them.
+CAPABILITIES = [
+    "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
+    "rng", "serialization", "device_mismatch",
+]  # fmt: skip
+
+# 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth
+LEVEL = 1
+
+# at most this many samples per op, variant and dtype (None: all of them)
+MAX_SAMPLES_PER_OP = None
+
+# A hang is a case that outlives case_timeout_s; keep it short so the demo's injected
+# hang costs seconds, not minutes. memory_mb caps each isolated case's memory.
+RESOURCE_LIMITS = {"case_timeout_s": 20, "workers": 2, "memory_mb": 4096}
+
+# Ops excluded on purpose, with the reason the report shows for them (not_run).
+OPS = {
+    "exclude": {
+        "to_sparse": "simdev stores dense payloads only; sparse layouts are out of scope",
+    }
+}
