@@ -104,3 +104,16 @@ def test_no_torch_or_pytest_imported():
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_reports_are_readable_by_others(tmp_path, syn):
+    """Reports get the permissions of an ordinary file, not the temp file's 0600."""
+    import os
+
+    syn.write(tmp_path, syn.artifact())
+    assert main(["render", str(tmp_path)]) == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    for suffix in (".md", ".html", ".junit.xml"):
+        mode = (tmp_path / f"simdev_x86-64-2cpu{suffix}").stat().st_mode & 0o777
+        assert mode == 0o666 & ~umask

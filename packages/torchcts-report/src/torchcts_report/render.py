@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from torchcts_schema import write_atomic
@@ -19,9 +20,19 @@ def render_reports(report: ReportInput, out_dir: Path) -> list[Path]:
         (out_dir / f"{report.run_key}.html", render_html(report)),
         (out_dir / f"{report.run_key}.junit.xml", render_junit(report)),
     ]
+    mode = _shared_mode()
     for path, text in outputs:
         write_atomic(path, text, fsync=False)
+        # the atomic temp file is private (0600); a report is meant to be read by others
+        path.chmod(mode)
     return [path for path, _ in outputs]
+
+
+def _shared_mode() -> int:
+    """0644 under the usual umask: what a plain ``open(path, "w")`` would give."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def render_path(
