@@ -13,6 +13,7 @@ from torchcts_isolate import (
     write_crash_record,
 )
 from torchcts_isolate.cli import main
+from torchcts_isolate.scan import scan_artifact
 from torchcts_schema import (
     CaseRecord,
     CrashInfo,
@@ -178,3 +179,32 @@ def test_user_interrupt_is_not_evidence(tmp_path: Path) -> None:
         journal.diagnostic("interrupted_in_flight", [node])
     (tmp_path / f"{KEY}_runlog.txt").write_text(f"00000001 t main {node}\n")
     assert not decide_adaptive(tmp_path, KEY, "2.13.0").cases
+
+
+def test_scan_decodes_only_crashed_results(tmp_path: Path) -> None:
+    """History scanning never decodes not_run and skips runs that report no crash."""
+    crashed = history(tmp_path, [rec("add", Status.CRASHED, SEGV)])
+    data = json.loads(crashed.read_text())
+    data["not_run"] = "not decodable"  # proves the not_run block is never read
+    crashed.write_text(json.dumps(data))
+    assert [r.op for r in scan_artifact(crashed).crashed] == ["add"]
+    clean = history(
+        tmp_path, [rec("mul", Status.PASSED)], started="2026-11-29T00:00:00Z"
+    )
+    data = json.loads(clean.read_text())
+    data["metadata"]["counts"] = {"crashed": 0}
+    data["results"] = "not decodable"  # counts say no crash: results are not read
+    clean.write_text(json.dumps(data))
+    assert scan_artifact(clean).crashed == []
+
+
+def test_torn_journal_line_is_passed_over(tmp_path: Path) -> None:
+    """A journal cut mid-line (a kill) still yields the crashes before the cut."""
+    with JournalWriter(journal_path(tmp_path, KEY)) as journal:
+        journal.run_start(meta())
+        journal.case(rec("add", Status.CRASHED, SEGV))
+    with journal_path(tmp_path, KEY).open("a") as fh:
+        fh.write('{"type":"case","record":{"case_id":"opinfo/x/forward/fl')
+    assert decide_adaptive(tmp_path, KEY, "2.13.0").isolate(
+        "opinfo/add/forward/float32/0"
+    )

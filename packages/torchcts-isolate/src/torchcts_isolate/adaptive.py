@@ -7,30 +7,30 @@ crash records in ``<key>_crashes/``, and the runlog's last start of each worker 
 has no record (the case that was running when the process died; a user interrupt,
 which the runner lists as ``interrupted_in_flight``, is not evidence). Each decision is
 written with its evidence to ``<key>_adaptive_isolation.json``, so a reviewer can see
-why a case ran isolated. Unreadable files are listed there too, never fatal.
+why a case ran isolated. Unreadable files are listed there too, never fatal. The
+files are read with `torchcts_isolate.scan`, which decodes only crashed records.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
-    RunArtifact,
-    Status,
     case_id_for_node,
-    find_latest,
     history_dir,
-    load_result,
-    rebuild_from_journal,
+    journal_path,
+    latest_path,
     torch_minor_family,
     write_atomic,
 )
 
 from torchcts_isolate.crash_record import crash_dir
+from torchcts_isolate.scan import Scan, scan_artifact, scan_journal
 
 ADAPTIVE_FORMAT = "torchcts-adaptive-isolation"
 ADAPTIVE_VERSION = 1
@@ -97,16 +97,25 @@ def decide_adaptive(
         return decisions
     histories = sorted(history_dir(results_dir, run_key).glob("*.json"))
     for path in histories[-history_limit:] if history_limit > 0 else []:
-        _from_artifact(decisions, results_dir, path, family)
+        _from_scan(decisions, results_dir, family, scan_artifact, path)
     previous = results_dir / f"{run_key}_journal.jsonl.prev"
     if previous.is_file():  # an unfinished run a fresh run set aside
-        _from_artifact(
-            decisions, results_dir, previous, family, _load_journal(decisions, previous)
+        _from_scan(decisions, results_dir, family, scan_journal, previous)
+    journal = journal_path(results_dir, run_key)
+    current = None
+    if journal.is_file():
+        current = _from_scan(decisions, results_dir, family, scan_journal, journal)
+    elif latest_path(results_dir, run_key).is_file():
+        _from_scan(
+            decisions,
+            results_dir,
+            family,
+            scan_artifact,
+            latest_path(results_dir, run_key),
         )
-    latest = _latest(decisions, results_dir, run_key, family)
     _from_crash_records(decisions, results_dir, run_key, family)
-    if latest is not None:
-        _from_runlog(decisions, results_dir, run_key, latest)
+    if current is not None and _same_family(current.torch_version, family):
+        _from_runlog(decisions, results_dir, run_key, current)
     return decisions
 
 
@@ -136,83 +145,43 @@ def _rel(path: Path, root: Path) -> str:
         return path.name
 
 
-def _load(
-    decisions: AdaptiveDecisions, root: Path, path: Path, **kw: Any
-) -> RunArtifact | None:
+def _from_scan(
+    decisions: AdaptiveDecisions,
+    root: Path,
+    family: tuple[int, int] | None,
+    reader: Callable[[Path], Scan],
+    path: Path,
+) -> Scan | None:
+    """Crashed records of one results file become evidence (same family only)."""
     try:
-        return load_result(path, **kw)
+        scan = reader(path)
     except (ArtifactError, OSError, ValueError) as exc:
         problem = exc.problem if isinstance(exc, ArtifactError) else str(exc)
         decisions.skipped.append({"source": _rel(path, root), "why": problem[:300]})
         return None
-
-
-def _load_journal(decisions: AdaptiveDecisions, path: Path) -> RunArtifact | None:
-    try:
-        return rebuild_from_journal(path)
-    except (ArtifactError, OSError, ValueError) as exc:
-        problem = exc.problem if isinstance(exc, ArtifactError) else str(exc)
-        decisions.skipped.append({"source": path.name, "why": problem[:300]})
-        return None
-
-
-def _from_artifact(
-    decisions: AdaptiveDecisions,
-    root: Path,
-    path: Path,
-    family: tuple[int, int] | None,
-    artifact: RunArtifact | None = None,
-) -> None:
-    if artifact is None:
-        artifact = _load(decisions, root, path)
-    if artifact is None:
-        return
-    source = _rel(path, root)
-    if artifact.metadata.started_at in decisions.runs_seen:
-        return  # the latest result is a reference to a history artifact already read
-    decisions.runs_seen.add(artifact.metadata.started_at)
-    if not _same_family(artifact.metadata.torch_version, family):
-        decisions.skipped.append(
+    source = _rel(scan.path, root)
+    if scan.started_at is not None and reader is scan_artifact:
+        if scan.started_at in decisions.runs_seen:
+            return scan  # latest refers to a history artifact already read
+        decisions.runs_seen.add(scan.started_at)
+    if not _same_family(scan.torch_version, family):
+        why = f"torch {scan.torch_version} is another minor family"
+        decisions.skipped.append({"source": source, "why": why})
+        return scan
+    decisions.sources.append(source)
+    for record in scan.crashed:
+        crash = record.crash
+        decisions.add(
+            record.case_id,
             {
                 "source": source,
-                "why": f"torch {artifact.metadata.torch_version} is another "
-                "minor family",
-            }
+                "evidence": "crashed",
+                "crash_kind": crash.kind.value if crash else None,
+                "signal": crash.signal if crash else None,
+                "run_started_at": scan.started_at,
+            },
         )
-        return
-    decisions.sources.append(source)
-    for record in artifact.results:
-        if record.status is Status.CRASHED:
-            crash = record.crash
-            decisions.add(
-                record.case_id,
-                {
-                    "source": source,
-                    "evidence": "crashed",
-                    "crash_kind": crash.kind.value if crash else None,
-                    "signal": crash.signal if crash else None,
-                    "run_started_at": artifact.metadata.started_at,
-                },
-            )
-
-
-def _latest(
-    decisions: AdaptiveDecisions,
-    root: Path,
-    run_key: str,
-    family: tuple[int, int] | None,
-) -> RunArtifact | None:
-    """The latest result (snapshot or journal), whose crashes count like history's;
-    returned only when it is of the same torch family (for the runlog check)."""
-    try:
-        path = find_latest(root, run_key=run_key)
-    except ArtifactError:
-        return None
-    artifact = _load(decisions, root, path)
-    if artifact is None:
-        return None
-    _from_artifact(decisions, root, path, family, artifact)
-    return artifact if _same_family(artifact.metadata.torch_version, family) else None
+    return scan
 
 
 def _from_crash_records(
@@ -252,8 +221,9 @@ def _from_crash_records(
 
 
 def _from_runlog(
-    decisions: AdaptiveDecisions, root: Path, run_key: str, latest: RunArtifact
+    decisions: AdaptiveDecisions, root: Path, run_key: str, current: Scan
 ) -> None:
+    """Per worker, the last start in the runlog without a record in the journal."""
     path = root / f"{run_key}_runlog.txt"
     last: dict[str, tuple[int, str]] = {}
     try:
@@ -266,13 +236,12 @@ def _from_runlog(
             seq, worker, node = int(parts[0]), parts[2], parts[3]
             if worker not in last or last[worker][0] < seq:
                 last[worker] = (seq, node)
-    recorded = {r.case_id for r in latest.results} | {r.case_id for r in latest.not_run}
-    interrupted = latest.diagnostics.get("interrupted_in_flight") or []
-    recorded |= {case_id_for_node(str(n)) or str(n) for n in interrupted}
     source = _rel(path, root)
     for worker, (_seq, node) in sorted(last.items()):
         case_id = case_id_for_node(node)
-        if case_id is not None and case_id not in recorded:
+        if case_id is None or node in current.interrupted:
+            continue
+        if not current.has_record(case_id):
             decisions.sources.append(source)
             decisions.add(
                 case_id,
