@@ -448,3 +448,30 @@ def test_repeated_case_ids_are_flagged(tmp_path, syn):
     text = _render(tmp_path, syn, art)
     assert "**1 record(s) repeat a case id**" in text
     assert "| **total** | 2 |" in text
+
+
+def test_support_surface_puts_manifest_decisions_before_filters(tmp_path, syn):
+    """Cases the run's own filters left out rank after manifest decisions, with advice."""
+    from torchcts_schema import NotRunReason
+
+    recs = [
+        syn.record(
+            f"f{i}",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=NotRunReason.FILTERED_BY_SELECTION,
+        )
+        for i in range(5)
+    ] + [
+        syn.record(
+            "x",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=NotRunReason.OP_EXCLUDED,
+        )
+    ]
+    text = _section(_render(tmp_path, syn, syn.artifact(recs)), "Next fix")
+    excluded = text.index("Decide whether they belong in the backend's support surface")
+    filtered = text.index("Left out by this run's own filters; run without them")
+    assert excluded < filtered
+    assert "5 case(s), filtered\\_by\\_selection" in text

@@ -16,6 +16,7 @@ from torchcts_schema import (
     NOT_RUN_MEANINGS,
     CaseRecord,
     NextFix,
+    NotRunReason,
     RunMetadata,
     Status,
 )
@@ -88,7 +89,10 @@ def _record_actions(
     groups: dict[tuple[str, ...], list[str]] = {}
     for record in records:
         groups.setdefault(key_of(record), []).append(record.case_id)
-    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    # the run's own filters are the user's choice, so manifest decisions come first
+    ranked = sorted(
+        groups.items(), key=lambda kv: (kv[0][0] in _SELECTION, -len(kv[1]), kv[0])
+    )
     actions = []
     for key, ids in ranked[:ACTIONS_PER_CATEGORY]:
         example = min(ids)
@@ -148,7 +152,33 @@ def _support(key: tuple[str, ...], n: int) -> str:
     (reason,) = key
     meaning = next((m for r, m in NOT_RUN_MEANINGS.items() if r.value == reason), "")
     because = f"{reason} ({meaning})" if meaning else reason
-    return f"Decide whether {n} case(s) belong in the support surface: {because}"
+    advice = _SUPPORT_ADVICE.get(
+        reason, "Decide whether they belong in the backend's support surface"
+    )
+    return f"{advice}: {n} case(s), {because}"
+
+
+_SELECTION = {
+    NotRunReason.FILTERED_BY_SELECTION.value,
+    NotRunReason.LEVEL_FILTERED.value,
+    NotRunReason.SAMPLE_LIMIT.value,
+}
+_SUPPORT_ADVICE = {
+    NotRunReason.FILTERED_BY_SELECTION.value: "Left out by this run's own filters; "
+    "run without them to cover these",
+    NotRunReason.LEVEL_FILTERED.value: "Deeper than this run's level; raise the level "
+    "to cover these",
+    NotRunReason.SAMPLE_LIMIT.value: "Beyond the manifest's sample limit; raise "
+    "MAX_SAMPLES_PER_OP to cover these",
+    NotRunReason.REFERENCE_UNAVAILABLE.value: "No valid CPU reference; see the "
+    "reference diagnostics, these are not backend results",
+    NotRunReason.KNOWN_CRASH_NOT_EXECUTED.value: "Known crashes not executed; enable "
+    "isolation so they run and leave evidence",
+    NotRunReason.DEVICE_COUNT.value: "Need more devices than declared; run on a "
+    "machine with more devices or declare DEVICE_COUNT",
+    NotRunReason.COMPARISON_NOT_VALID.value: "PyTorch says a cross-device comparison "
+    "is not valid for these; they need another test strategy",
+}
 
 
 def _evidence(key: tuple[str, ...], n: int) -> str:
