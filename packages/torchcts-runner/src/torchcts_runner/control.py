@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Generator, Iterable
 from typing import Any
 
@@ -52,9 +53,8 @@ class ControllerRole:
             build_metadata(settings, self.run_key, self.hardware_key),
             on_record=self._on_record,
         )
-        self.source = self._load_source()
         self.crashes = CrashRecorder(
-            settings, self.run_key, self.hardware_key, self.source
+            settings, self.run_key, self.hardware_key, self._source_or_none
         )
         try:
             prior = self.controller.open(resume=settings.resume)
@@ -75,13 +75,24 @@ class ControllerRole:
         self.progress: Progress | None = None
         self.summary_lines: list[str] = []
         self._accounted = False
+        self._plan_thread: threading.Thread | None = None
+        self._planned: CasePlan | None = None
+        self._plan_error: BaseException | None = None
         self.probes: ProbeRun | None = ProbeRun(settings.manifest.path, settings.device)
 
-    def _load_source(self) -> CaseSource:
+    @property
+    def source(self) -> CaseSource:
+        """The case source (imported on first use: it imports torch)."""
         try:
             return load_case_source(self.settings.case_source)
         except CaseSourceError as exc:
             raise pytest.UsageError(str(exc)) from None
+
+    def _source_or_none(self) -> CaseSource | None:
+        try:
+            return load_case_source(self.settings.case_source)
+        except CaseSourceError:
+            return None
 
     def _write(self, text: str) -> None:
         sys.stderr.write(text)
@@ -91,9 +102,36 @@ class ControllerRole:
         if self.progress is not None:
             self.progress.add(record.status)
 
+    def start_planning(self) -> None:
+        """Select cases in a thread while xdist workers start and select their own.
+
+        Selection imports torch and the case catalogue (seconds); overlapping it with
+        worker start-up keeps the controller off the path to the first case.
+        """
+
+        def work() -> None:
+            try:
+                self._planned = self._compute_plan()
+            except BaseException as exc:  # re-raised in the main thread
+                self._plan_error = exc
+
+        self._plan_thread = threading.Thread(
+            target=work, name="torchcts-plan", daemon=True
+        )
+        self._plan_thread.start()
+
     def _plan(self) -> CasePlan:
         if self.local_executor is not None and self.local_executor.plan is not None:
             return self.local_executor.plan  # type: ignore[no-any-return]
+        if self._plan_thread is not None:
+            self._plan_thread.join()
+            if self._plan_error is not None:
+                raise self._plan_error
+            assert self._planned is not None
+            return self._planned
+        return self._compute_plan()
+
+    def _compute_plan(self) -> CasePlan:
         s = self.settings
         node_ids = [a for a in self.config.args if a.startswith("torchcts::")]
         try:

@@ -9,6 +9,7 @@ feeds it records, tests can drive it directly.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -79,6 +80,7 @@ class RunController:
         self.snapshots: SnapshotWriter | None = None
         self.runlog: RunLog | None = None
         self.previous_journal_note: str | None = None
+        self._next_snapshot = 0.0
 
     @property
     def journal_file(self) -> Path:
@@ -121,6 +123,7 @@ class RunController:
             latest_path(self.results_dir, self.run_key), min_interval_s=self._interval
         )
         self.runlog = RunLog(runlog_path(self.results_dir, self.run_key))
+        self._next_snapshot = time.monotonic() + self._interval
         self.scratch.mkdir(parents=True, exist_ok=True)
         return prior
 
@@ -157,12 +160,15 @@ class RunController:
 
     def add_not_run(self, records: Iterable[CaseRecord]) -> None:
         """Selection accounting; a record already identical in the journal is kept."""
+        assert self.journal is not None
+        executed = self.executed_ids()
         for record in records:
-            if self.records.get(record.case_id) == record:
+            if record.case_id in executed or self.records.get(record.case_id) == record:
                 continue
-            if record.case_id in self.executed_ids():
-                continue
-            self.record(record, notify=False)
+            self.journal.case(record)
+            self.journal_cases += 1
+            self.records.pop(record.case_id, None)
+            self.records[record.case_id] = record
 
     def record(self, record: CaseRecord, *, notify: bool = True) -> None:
         """Journal one finished case now, then maybe refresh the snapshot."""
@@ -173,7 +179,12 @@ class RunController:
         self.records[record.case_id] = record
         if notify and self._on_record is not None:
             self._on_record(record)
-        self.snapshots.maybe_write(self._snapshot)
+        now = time.monotonic()
+        if now >= self._next_snapshot:
+            self.snapshots.maybe_write(self._snapshot, force=True)
+            # a snapshot of a large run costs seconds: keep it under ~5% of the time
+            cost = time.monotonic() - now
+            self._next_snapshot = now + max(self._interval, 20 * cost)
 
     def _final_metadata(self, complete: bool) -> RunMetadata:
         return replace(

@@ -8,6 +8,7 @@ faulthandler tail, environment, a repro command that reruns only that case).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,13 +40,18 @@ class CrashRecorder:
         settings: RunSettings,
         run_key: str,
         hardware_key: str,
-        source: CaseSource | None,
+        source: Callable[[], CaseSource | None],
     ) -> None:
         self.settings = settings
         self.run_key = run_key
         self.hardware_key = hardware_key
-        self.source = source
+        self._source = source
         self.specs: dict[str, CaseSpecLike] = {}
+
+    @property
+    def source(self) -> CaseSource | None:
+        """The case source, loaded on first need (it imports torch)."""
+        return self._source()
 
     def _spec(self, case_id: str) -> CaseSpecLike | None:
         spec = self.specs.get(case_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import shlex
@@ -43,12 +44,13 @@ def recorded_command(argv: list[str] | None = None) -> str:
 
 
 def torch_version() -> str:
-    """The installed PyTorch version (torch is imported by then anyway)."""
-    try:
-        import torch
-
+    """The installed PyTorch version, without paying for ``import torch``."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
         return str(torch.__version__)
-    except ImportError:  # pragma: no cover - torch is a dependency
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
         return "unknown"
 
 

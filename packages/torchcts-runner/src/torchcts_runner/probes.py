@@ -44,20 +44,25 @@ def _capability_checks(
             return None
         return "values differ from CPU"
 
+    # every probe builds its own tensors: on cpu `.to(dev)` returns the same tensor,
+    # so sharing inputs would let one probe's mutation fail the next
     a, b = torch.arange(6.0).reshape(2, 3), torch.ones(2, 3)
 
+    def on_dev(t: Any) -> Any:
+        return t.clone().to(dev)
+
     def inplace() -> str | None:
-        x = a.to(dev)
-        x.add_(b.to(dev))
+        x = on_dev(a)
+        x.add_(on_dev(b))
         return same(x, a + b)
 
     def out() -> str | None:
         o = torch.empty(2, 3, device=dev)
-        torch.add(a.to(dev), b.to(dev), out=o)
+        torch.add(on_dev(a), on_dev(b), out=o)
         return same(o, a + b)
 
     def backward() -> str | None:
-        x = a.to(dev).requires_grad_()
+        x = on_dev(a).requires_grad_()
         (x * x).sum().backward()
         return same(x.grad, 2 * a)
 
@@ -69,12 +74,12 @@ def _capability_checks(
         return "mismatched shapes did not raise"
 
     def views() -> str | None:
-        x = a.to(dev)
-        v = x.view(-1)
+        x = torch.zeros(6, device=dev)
+        v = x.view(2, 3)
         return None if v._base is x else "view() does not alias its base"
 
     def mutation() -> str | None:
-        x = a.to(dev)
+        x = on_dev(a)
         x.view(-1).add_(1)
         return same(x, a + 1)
 
@@ -86,7 +91,7 @@ def _capability_checks(
 
     def serialization() -> str | None:
         buffer = io.BytesIO()
-        torch.save(a.to(dev), buffer)
+        torch.save(on_dev(a), buffer)
         buffer.seek(0)
         return same(torch.load(buffer), a)
 
@@ -94,19 +99,19 @@ def _capability_checks(
         if dev == "cpu":
             return None
         try:
-            torch.add(a.to(dev), b)
+            torch.add(on_dev(a), b)
         except RuntimeError:
             return None
         return "mixing a cpu and a device tensor did not raise"
 
     return {
-        "forward": lambda: same(torch.add(a.to(dev), b.to(dev)), a + b),
-        "method": lambda: same(a.to(dev).add(b.to(dev)), a + b),
+        "forward": lambda: same(torch.add(on_dev(a), on_dev(b)), a + b),
+        "method": lambda: same(on_dev(a).add(on_dev(b)), a + b),
         "inplace": inplace,
         "out": out,
         "backward": backward,
         "error_inputs": error_inputs,
-        "noncontiguous": lambda: same(a.to(dev).t().contiguous(), a.t().contiguous()),
+        "noncontiguous": lambda: same(on_dev(a).t().contiguous(), a.t().contiguous()),
         "views": views,
         "mutation": mutation,
         "out_semantics": out,
@@ -116,7 +121,7 @@ def _capability_checks(
             .contiguous(memory_format=torch.channels_last),
             torch.ones(1, 2, 2, 2).contiguous(memory_format=torch.channels_last),
         ),
-        "copies": lambda: same(torch.empty(2, 3, device=dev).copy_(a.to(dev)), a),
+        "copies": lambda: same(torch.empty(2, 3, device=dev).copy_(on_dev(a)), a),
         "factories": lambda: same(torch.zeros(2, 3, device=dev), torch.zeros(2, 3)),
         "rng": rng,
         "serialization": serialization,

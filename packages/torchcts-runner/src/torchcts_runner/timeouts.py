@@ -71,6 +71,7 @@ class Watchdog:
                     self._cond.wait(remaining)
                     continue
                 on_fire = self._on_fire
+                self._deadline, self._on_fire = None, None  # fire once
             try:
                 if on_fire is not None:
                     on_fire()
