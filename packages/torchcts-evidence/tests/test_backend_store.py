@@ -12,9 +12,11 @@ from torchcts_evidence import (
     EvidenceError,
     HostIdentity,
     PackOptions,
+    build_entries,
     check_store,
     pack_run,
 )
+from torchcts_schema import RunArtifact, RunMetadata, load_result
 
 from .builders import make_project
 
@@ -129,3 +131,22 @@ def test_check_evidence_tool_exit_status(tmp_path: Path) -> None:
 def test_committed_store_is_valid() -> None:
     """The repository's own evidence/backends/ passes the check."""
     assert check_store(REPO / "evidence" / "backends") == []
+
+
+def test_backend_options_become_modification_labels(tmp_path: Path) -> None:
+    """Run options (fault profile, forced isolation) are labelled; a path keeps its key."""
+    project = make_project(tmp_path / "p")
+    artifact = load_result(project.results)
+    options = {
+        "backend_options": {"fault_profile": "demo", "profile_file": "/home/x/p.json"},
+        "isolate": "all",
+    }
+    meta = RunMetadata.from_dict({**artifact.metadata.to_dict(), "options": options})
+    entries = build_entries(
+        RunArtifact(meta, artifact.results), PackOptions(), HostIdentity()
+    )
+    assert entries[0]["modifications"] == [
+        "fault_profile=demo",
+        "isolate=all",
+        "profile_file",
+    ]

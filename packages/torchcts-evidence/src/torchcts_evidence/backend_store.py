@@ -89,7 +89,11 @@ def build_entries(
     meta = artifact.metadata
     gate = options.backend_gate or str(meta.options.get("backend_gate") or meta.device)
     modifications = sorted(
-        {*options.modifications, *_labels(meta.options.get("runtime_modifications"))}
+        {
+            *options.modifications,
+            *_labels(meta.options.get("runtime_modifications")),
+            *_option_labels(meta.options),
+        }
     )
     for label in modifications:
         if not LABEL.fullmatch(label):
@@ -186,6 +190,29 @@ def _surfaces(record: CaseRecord) -> list[str]:
 
 def _labels(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _option_labels(run_options: dict[str, Any]) -> list[str]:
+    """Backend options and forced isolation change how the backend ran: label them.
+
+    A value that is not a path-free label (a profile file path) keeps only its key.
+    """
+    labels = []
+    backend = run_options.get("backend_options")
+    if isinstance(backend, dict):
+        for key, value in sorted(backend.items()):
+            if not isinstance(value, str | int | float | bool):
+                continue
+            label = f"{key}={value}"
+            if LABEL.fullmatch(label):
+                labels.append(label)
+            elif LABEL.fullmatch(str(key)):
+                labels.append(str(key))
+    isolate = run_options.get("isolate")
+    if isinstance(isolate, str) and isolate not in ("", "none"):
+        label = f"isolate={isolate}"
+        labels += [label] if LABEL.fullmatch(label) else []
+    return labels
 
 
 def _intent(command: str, identity: HostIdentity) -> str:
