@@ -45,7 +45,10 @@ class _Channel:
         with self._lock:
             view = memoryview(data)
             while view:
-                written = os.write(self._fd, view)
+                try:
+                    written = os.write(self._fd, view)
+                except OSError:  # the read end closed: the parent is gone
+                    _die()
                 view = view[written:]
 
 
@@ -69,13 +72,20 @@ def _heartbeat(channel: _Channel, interval: float, parent: int) -> None:
 
 
 _SCRATCH: list[str] = []  # the parent's per-child directory, removed if orphaned
+_SCRATCH_LOCK = threading.Lock()
+
+
+def _remove_scratch() -> None:
+    """Remove the scratch directory once, whichever thread gets here first."""
+    with _SCRATCH_LOCK:
+        while _SCRATCH:
+            shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
 
 
 def _die() -> None:
     """The parent is gone: remove its scratch files for it, then end the group."""
     try:
-        for directory in _SCRATCH:
-            shutil.rmtree(directory, ignore_errors=True)
+        _remove_scratch()
         os.killpg(0, signal.SIGKILL)
     finally:
         os._exit(70)
@@ -246,8 +256,7 @@ def main(argv: list[str]) -> int:
         if line.strip():
             _run_one(channel, func, json.loads(line))
     # stdin closed: the parent is done with us (or dead); its scratch files go too
-    for directory in _SCRATCH:
-        shutil.rmtree(directory, ignore_errors=True)
+    _remove_scratch()
     return 0
 
 
