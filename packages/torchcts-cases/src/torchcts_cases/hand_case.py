@@ -83,4 +83,8 @@ class HandPrepared(PreparedCase):
 
 
 def _helpers() -> str:
-    return "def storage_id(t):\n    return int(t.untyped_storage()._cdata)\n"
+    return (
+        "from typing import Any\n\n\n"
+        "def storage_id(t):\n"
+        "    return int(t.untyped_storage()._cdata)\n"
+    )

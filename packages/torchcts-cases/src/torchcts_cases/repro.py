@@ -65,10 +65,10 @@ def opinfo_repro(
         lines.append(f"input, args, kwargs = {literal}")
     else:
         gen = (
-            'op.error_inputs("cpu", set_seed=False)'
+            'op.error_inputs_func(op, "cpu")'
             if spec.variant == "error_inputs"
-            else f'op.sample_inputs("cpu", torch.{spec.dtype}, '
-            f"requires_grad={spec.variant == 'backward'}, set_seed=False)"
+            else f'op.sample_inputs_func(op, "cpu", torch.{spec.dtype}, '
+            f"{spec.variant == 'backward'})"
         )
         lines += [
             f"torch.manual_seed({case_seed(spec.case_id)})",
@@ -87,18 +87,31 @@ def opinfo_repro(
         "        return {k: (torch.device(DEVICE) if k == 'device' else to_dev(v))"
         " for k, v in x.items()}",
         "    return x",
-        "",
-        f"result = {fn}(to_dev(input), *to_dev(args), **to_dev(kwargs))",
-        'print("variant:", ' + repr(spec.variant) + ")",
-        "print(result)",
     ]
+    call = f"{fn}(to_dev(input), *to_dev(args), **to_dev(kwargs))"
+    if spec.variant == "error_inputs":
+        lines += [
+            "",
+            "try:",
+            f"    result = {call}",
+            '    print("no exception raised; CPU raises one for this input:", result)',
+            "except Exception as exc:",
+            '    print("raised", type(exc).__name__, exc)',
+        ]
+    else:
+        lines += ["", f"result = {call}", "print(result)"]
     return "\n".join(lines) + "\n"
 
 
 def _sample_literal(sample: Any) -> str | None:
+    """Literal source for small samples without aliasing (literals would lose it)."""
     parts = (sample.input, sample.args, sample.kwargs)
-    numel = sum(t.numel() for t in _tensors(parts) if isinstance(t, torch.Tensor))
-    if numel > LITERAL_MAX_NUMEL:
+    tensors = [t for t in _tensors(parts) if isinstance(t, torch.Tensor)]
+    if sum(t.numel() for t in tensors) > LITERAL_MAX_NUMEL:
+        return None
+    if len({id(t) for t in tensors}) < len(tensors) or any(
+        t._base is not None for t in tensors
+    ):
         return None
     try:
         return literal(parts)

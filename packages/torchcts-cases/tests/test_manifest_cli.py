@@ -1,0 +1,126 @@
+"""check-manifest, init templates and show-skips from the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from torchcts_cases.cli import main
+from torchcts_cases.templates import TEMPLATES
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _check(
+    tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    path = tmp_path / "manifest.py"
+    path.write_text(text, encoding="utf-8")
+    code = main(["check-manifest", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.err + captured.out
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('DEVICE = "cpu"\nDTYPE = {"float32": True}\n', "unknown key DTYPE"),
+        ('DEVICE = "cpu"\nCAPABILITIES = ["forward", "telepathy"]\n', "unknown capability 'telepathy'"),
+        ('DEVICE = "cpu"\nDTYPES = {"float33": True}\n', "unknown dtype 'float33'"),
+        ('DEVICE = "cpu"\nDTYPES = {"float32": "add|(mul"}\n', "invalid regex"),
+        ('DEVICE = "cpu"\nTOLERANCES = {"dtypes": {"float32": {"atol": -1}}}\n', "TOLERANCES.dtypes['float32'].atol"),
+        ('DEVICE = "cpu"\nTOLERANCES = {"ops": {"add": {"float32": {"tol": 1}}}}\n', "TOLERANCES.ops['add']['float32']"),
+        ('DEVICE = "cpu"\nOPS = {"include": ["ad"]}\n', "unknown op 'ad' (closest: "),
+        ('DEVICE = "cpu"\nOPS = {"exclude": {"softmaxx": "why"}}\n', "closest: softmax"),
+        ('DEVICE = "cpu"\nTOLERANCES = {"ops": {"matmull": {"float32": {"atol": 1}}}}\n', "TOLERANCES.ops: unknown op 'matmull'"),
+        ('DEVICE = "cpu"\nOPS = {"include": ["zzz*"]}\n', "glob 'zzz*' matches no op"),
+        ('DEVICE = "cpu"\nDTYPES = {"float32": "nothing_matches_this"}\n', "matches no op name"),
+        ('import os\nDEVICE = "cpu"\n', "only NAME = <literal>"),
+        ('DEVICE = "cpu"\nLEVEL = int("3")\n', "not a literal"),
+    ],
+    ids=["unknown-key", "unknown-capability", "unknown-dtype", "invalid-regex",
+         "invalid-tolerance", "invalid-tolerance-key", "unknown-op", "unknown-op-exclude",
+         "unknown-op-tolerance", "glob-matches-nothing", "regex-matches-nothing",
+         "code-import", "code-call"],
+)  # fmt: skip
+def test_manifest_errors_name_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str
+) -> None:
+    """Each manifest error exits 2 with one line naming the file and the key or value."""
+    code, output = _check(tmp_path, text, capsys)
+    assert code == 2
+    assert needle in output
+    assert "manifest.py" in output
+    assert "Traceback" not in output and len(output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_init_writes_a_valid_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], template: str
+) -> None:
+    """Every template is a valid manifest, marked TEMPLATE = True, with comments."""
+    out = tmp_path / "manifest.py"
+    assert (
+        main(["init", "--template", template, "--device", "mydev", "-o", str(out)]) == 0
+    )
+    text = out.read_text()
+    assert "TEMPLATE = True" in text and text.count("#") > 10
+    code, output = _check(tmp_path, text, capsys)
+    assert code == 0 and "unedited template" in output
+
+
+def test_init_refuses_to_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """init never overwrites an existing manifest without --force."""
+    out = tmp_path / "manifest.py"
+    out.write_text("keep me")
+    assert main(["init", "--template", "smoke", "-o", str(out)]) == 2
+    assert out.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta", "cuda", "mps", "xpu", "simdev"])
+def test_example_manifests_pass_check(
+    device: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped manifests validate, op names included."""
+    path = REPO / "manifests" / f"{device}.py"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in this checkout yet")
+    assert main(["check-manifest", str(path)]) == 0, capsys.readouterr().err
+
+
+def test_show_skips_counts_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """show-skips on the smoke template prints runnable and per-reason counts."""
+    out = tmp_path / "manifest.py"
+    main(["init", "--template", "smoke", "--device", "cpu", "-o", str(out)])
+    capsys.readouterr()
+    assert main(["show-skips", "--manifest", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "runnable" in text and "capability_not_declared" in text
+    assert "nothing executed" in text
+
+
+def test_list_prints_case_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """list prints one runnable case id per line."""
+    out = tmp_path / "manifest.py"
+    out.write_text('DEVICE = "cpu"\nDTYPES = {"float32": True}\n')
+    assert (
+        main(["list", "--manifest", str(out), "--op", "add", "--suite", "opinfo"]) == 0
+    )
+    ids = capsys.readouterr().out.split()
+    assert ids == ["opinfo/add/forward/float32/0"]
+
+
+def test_bad_filter_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unknown dtype filter is a usage error, not a traceback."""
+    out = tmp_path / "manifest.py"
+    out.write_text('DEVICE = "cpu"\n')
+    assert main(["show-skips", "--manifest", str(out), "--dtype", "float99"]) == 2
+    assert "unknown dtype 'float99'" in capsys.readouterr().err

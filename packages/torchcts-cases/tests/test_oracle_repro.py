@@ -1,0 +1,81 @@
+"""Oracle failure diagnostics and standalone repro scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from torchcts_cases import (
+    OracleUnavailable,
+    get_case,
+    oracle_failures_path,
+    prepare,
+    write_oracle_failure,
+)
+from torchcts_schema import load_manifest
+
+
+def test_oracle_failure_is_one_json_line_per_call(tmp_path: Path) -> None:
+    """Records append to <key>_opinfo_oracle_failures_<pid>.jsonl, path-free."""
+    spec = get_case("opinfo/add/forward/float32/0")
+    home = str(Path.home())
+    try:
+        raise OracleUnavailable(f"could not build sample under {home}/x")
+    except OracleUnavailable as exc:
+        write_oracle_failure(tmp_path, "cpu_test", spec, exc)
+        write_oracle_failure(tmp_path, "cpu_test", spec, exc)
+    path = oracle_failures_path(tmp_path, "cpu_test")
+    assert path.name == f"cpu_test_opinfo_oracle_failures_{os.getpid()}.jsonl"
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2
+    record = json.loads(lines[0])
+    assert (
+        record["case_id"] == spec.case_id and record["type"] == "opinfo_oracle_failure"
+    )
+    assert home not in lines[0]
+
+
+REPRO_CASES = (
+    "opinfo/add/forward/float32/0",  # literal inputs
+    "opinfo/matmul/forward/float32/0",
+    "opinfo/add/inplace/float32/1",
+    "opinfo/cat/error_inputs/-/0",
+    "views/view_shares_storage/check/-/-",
+)
+
+
+def test_repro_scripts_run_standalone(tmp_path: Path) -> None:
+    """Repro scripts import torch only, and rerun their case on the device."""
+    manifest_path = tmp_path / "m.py"
+    manifest_path.write_text('DEVICE = "cpu"\n')
+    manifest = load_manifest(manifest_path)
+    scripts = []
+    for n, case_id in enumerate(REPRO_CASES):
+        source = prepare(get_case(case_id), manifest).repro_source("cpu", None, {})
+        assert "torchcts" not in source.replace(f"TorchCTS case {case_id}", "")
+        scripts.append(tmp_path / f"repro{n}.py")
+        scripts[-1].write_text(source)
+    # one interpreter runs every script (torch imports once); -I ignores PYTHONPATH
+    runner = "import runpy, sys\nfor p in sys.argv[1:]:\n    runpy.run_path(p, run_name='__main__')"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", runner, *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_large_inputs_replay_by_seed(tmp_path: Path) -> None:
+    """Inputs over the literal limit are rebuilt from the case seed instead."""
+    manifest_path = tmp_path / "m.py"
+    manifest_path.write_text('DEVICE = "cpu"\n')
+    case = prepare(
+        get_case("opinfo/matmul/forward/float32/0"), load_manifest(manifest_path)
+    )
+    source = case.repro_source("cpu", "my_backend", {"fault_profile": "none"})
+    assert "import my_backend" in source and "torchcts_configure" in source
+    assert "torch.manual_seed(" in source or "torch.tensor(" in source
