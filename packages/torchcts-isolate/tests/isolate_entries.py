@@ -84,3 +84,18 @@ def loaded(payload: dict[str, Any]) -> dict[str, Any]:
 
 if os.environ.get("ISOLATE_ENTRIES_CRASH_ON_IMPORT") == "1":
     ctypes.string_at(0)  # a backend whose import segfaults
+
+
+WARMED: dict[str, Any] = {}
+
+
+def warm(args: dict[str, Any]) -> None:
+    """A warm-up function: remember its arguments (or fail when asked)."""
+    if args.get("fail"):
+        raise RuntimeError("warm-up failed")
+    WARMED.update(args)
+
+
+def warmed(payload: dict[str, Any]) -> dict[str, Any]:
+    """What the warm-up left behind in this child."""
+    return {"warmed": WARMED}

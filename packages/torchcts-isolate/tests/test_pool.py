@@ -135,3 +135,21 @@ def test_child_dying_while_idle_is_replaced(entry_env: dict[str, str]) -> None:
         second = pool.run({}, timeout_s=20, heartbeat_s=10)
         assert second.result is not None and second.result["pid"] != first.result["pid"]
         assert pool.replaced == 1
+
+
+def test_warmup_runs_once_before_cases(entry_env: dict[str, str]) -> None:
+    """The warm-up function runs in each child before its first case."""
+    warm = ("isolate_entries:warm", {"manifest": "m.py"})
+    with WarmPool("isolate_entries:warmed", env=entry_env, warmup=warm) as pool:
+        outcome = pool.run({}, timeout_s=20, heartbeat_s=10)
+    assert outcome.result == {"warmed": {"manifest": "m.py"}}
+
+
+def test_failing_warmup_is_reported(entry_env: dict[str, str]) -> None:
+    """A warm-up that raises is a visible start failure, not a silent cold child."""
+    warm = ("isolate_entries:warm", {"fail": True})
+    with WarmPool("isolate_entries:warmed", env=entry_env, warmup=warm) as pool:
+        outcome = pool.run({}, timeout_s=20, heartbeat_s=10)
+    assert outcome.result is None
+    assert outcome.exception is not None and "warm-up failed" in outcome.exception
+    assert "while starting the child" in outcome.detail

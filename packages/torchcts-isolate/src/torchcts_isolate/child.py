@@ -3,8 +3,9 @@
 Started as ``python <this file> ENTRY RESULT_FD FAULT_FILE HEARTBEAT_S [MODULE...]`` by
 `torchcts_isolate.worker`. It is run by path and imports nothing from torchcts, so a
 fresh child costs an interpreter start plus the entry's own imports, nothing more.
-The optional MODULEs are imported before the child says it is ready, so a warm child
-has already paid for torch and the backend. Requests arrive as JSON lines on stdin; everything the
+The optional MODULEs are imported, and the optional warm-up function named in
+``TORCHCTS_ISOLATE_WARMUP`` is called, before the child says it is ready, so a warm
+child has already paid for torch, the backend and their one-time setup. Requests arrive as JSON lines on stdin; everything the
 parent needs comes back as JSON lines on the inherited ``RESULT_FD`` pipe, so the case's
 own stdout and stderr stay untouched for the tails. A heartbeat thread writes ``hb``
 messages: a native call that holds the GIL stops it, which is how the parent tells a
@@ -31,6 +32,7 @@ from typing import Any, TextIO
 
 SYSPATH_ENV = "TORCHCTS_ISOLATE_SYSPATH"
 SCRATCH_PREFIX = "torchcts-isolate-"
+WARMUP_ENV = "TORCHCTS_ISOLATE_WARMUP"
 
 
 class _Channel:
@@ -239,13 +241,17 @@ def main(argv: list[str]) -> int:
         func = _load_entry(entry)
         for module in argv[4:]:  # warm-up imports (torch, the backend) before "ready"
             importlib.import_module(module)
+        warmup = os.environ.pop(WARMUP_ENV, None)
+        if warmup:
+            spec = json.loads(warmup)
+            _load_entry(spec["entry"])(spec["args"])
     except BaseException as exc:
         channel.send(
             {
                 "t": "raised",
                 "n": -1,
                 "type": type(exc).__name__,
-                "message": f"importing {entry}: {exc}"[:2000],
+                "message": f"starting {entry}: {exc}"[:2000],
                 "traceback": "".join(traceback.format_exception(exc))[-8000:],
                 "memory": isinstance(exc, MemoryError),
             }

@@ -50,7 +50,9 @@ class WarmPool:
     the first are spares that take over the moment a child is lost. ``recycle_after``
     retires a healthy child after that many cases (for backends that leak state).
     ``preload`` names modules a child imports before it counts as warm (torch, the
-    backend), so the first case a child runs does not pay for them.
+    backend), and ``warmup`` is a ``("module:function", args)`` it calls once after
+    them, so the first case a child runs does not pay for either (nor risk its
+    per-case limit on them).
     Closing the pool (or the parent's exit) ends every child and its group; a child
     whose parent dies notices its control pipe closing and exits. Not thread-safe:
     one caller at a time (each xdist worker has its own pool).
@@ -66,6 +68,7 @@ class WarmPool:
         recycle_after: int | None = None,
         beat_interval_s: float = BEAT_INTERVAL_S,
         preload: Sequence[str] = (),
+        warmup: tuple[str, dict[str, Any]] | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"WarmPool size must be at least 1, not {size}")
@@ -76,6 +79,7 @@ class WarmPool:
         self.recycle_after = recycle_after
         self.beat_interval_s = beat_interval_s
         self.preload = tuple(preload)
+        self.warmup = warmup
         self.replaced = 0  # children thrown away after a crash, hang or error
         self._children: list[Child] = []
         self._closed = False
@@ -142,6 +146,7 @@ class WarmPool:
                     env=self.env,
                     beat_interval_s=self.beat_interval_s,
                     preload=self.preload,
+                    warmup=self.warmup,
                 )
             )
 

@@ -42,6 +42,7 @@ class Child:
         env: dict[str, str] | None = None,
         beat_interval_s: float = BEAT_INTERVAL_S,
         preload: Sequence[str] = (),
+        warmup: tuple[str, dict[str, Any]] | None = None,
     ) -> None:
         self.entry = entry
         self.beat_interval_s = beat_interval_s
@@ -57,6 +58,10 @@ class Child:
         full_env = {**os.environ, **(env or {})}
         full_env.setdefault("PYTHONUNBUFFERED", "1")
         full_env[_child_module.SYSPATH_ENV] = json.dumps([p for p in sys.path if p])
+        if warmup is not None:
+            full_env[_child_module.WARMUP_ENV] = json.dumps(
+                {"entry": warmup[0], "args": warmup[1]}
+            )
         argv = [sys.executable, _CHILD_FILE, entry, str(write_fd)]
         argv += [str(self.fault_path), str(beat_interval_s), *preload]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
