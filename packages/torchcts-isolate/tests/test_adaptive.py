@@ -208,3 +208,16 @@ def test_torn_journal_line_is_passed_over(tmp_path: Path) -> None:
     assert decide_adaptive(tmp_path, KEY, "2.13.0").isolate(
         "opinfo/add/forward/float32/0"
     )
+
+
+def test_set_aside_runlog_counts_against_set_aside_journal(tmp_path: Path) -> None:
+    """A fresh run that set the old journal and runlog aside keeps their evidence."""
+    with JournalWriter(tmp_path / f"{KEY}_journal.jsonl.prev") as journal:
+        journal.run_start(meta(started="2026-11-30T04:00:00Z"))
+        journal.case(rec("add", Status.PASSED))
+    node = node_id_for_case("opinfo/tanh/forward/float32/0")
+    (tmp_path / f"{KEY}_runlog.txt.prev").write_text(f"00000007 t main {node}\n")
+    decisions = decide_adaptive(tmp_path, KEY, "2.13.0")
+    assert decisions.cases["opinfo/tanh/forward/float32/0"][0]["source"] == (
+        f"{KEY}_runlog.txt.prev"
+    )

@@ -2,7 +2,8 @@
 
 Evidence comes from earlier results of the same run key and PyTorch minor family:
 crashed records in the history artifacts, the latest result (journal included) and a
-journal a fresh run set aside (``<key>_journal.jsonl.prev``),
+journal a fresh run set aside (``<key>_journal.jsonl.prev``, with
+``<key>_runlog.txt.prev`` when the runner keeps it),
 crash records in ``<key>_crashes/``, and the runlog's last start of each worker that
 has no record (the case that was running when the process died; a user interrupt,
 which the runner lists as ``interrupted_in_flight``, is not evidence). Each decision is
@@ -100,7 +101,10 @@ def decide_adaptive(
         _from_scan(decisions, results_dir, family, scan_artifact, path)
     previous = results_dir / f"{run_key}_journal.jsonl.prev"
     if previous.is_file():  # an unfinished run a fresh run set aside
-        _from_scan(decisions, results_dir, family, scan_journal, previous)
+        prior = _from_scan(decisions, results_dir, family, scan_journal, previous)
+        runlog = results_dir / f"{run_key}_runlog.txt.prev"
+        if prior is not None and _same_family(prior.torch_version, family):
+            _from_runlog(decisions, results_dir, runlog, prior)
     journal = journal_path(results_dir, run_key)
     current = None
     if journal.is_file():
@@ -115,7 +119,8 @@ def decide_adaptive(
         )
     _from_crash_records(decisions, results_dir, run_key, family)
     if current is not None and _same_family(current.torch_version, family):
-        _from_runlog(decisions, results_dir, run_key, current)
+        runlog = results_dir / f"{run_key}_runlog.txt"
+        _from_runlog(decisions, results_dir, runlog, current)
     return decisions
 
 
@@ -221,10 +226,9 @@ def _from_crash_records(
 
 
 def _from_runlog(
-    decisions: AdaptiveDecisions, root: Path, run_key: str, current: Scan
+    decisions: AdaptiveDecisions, root: Path, path: Path, current: Scan
 ) -> None:
     """Per worker, the last start in the runlog without a record in the journal."""
-    path = root / f"{run_key}_runlog.txt"
     last: dict[str, tuple[int, str]] = {}
     try:
         text = path.read_bytes().decode("ascii", "replace")
