@@ -139,12 +139,13 @@ def test_env_var_wins_over_configure(monkeypatch: pytest.MonkeyPatch) -> None:
         torchcts_simdev.configure("nosuch")
 
 
-def test_env_var_applies_at_import(tmp_path: Path) -> None:
-    """A fresh process with the env var set injects from the first op."""
+def test_fresh_process_registers_device_and_applies_env_profile(tmp_path: Path) -> None:
+    """In a fresh process the import alone registers simdev and loads the env profile."""
     path = tmp_path / "env.json"
     path.write_text(json.dumps({"rules": [{"op": "aten::sin.out", "fault": "abort"}]}))
     code = (
         "import torch, torchcts_simdev; print(torchcts_simdev.active_profile().name); "
+        "print(torch.ones(2, device='simdev').device); "
         "torchcts_simdev.torchcts_configure({'fault_profile': 'clean'}); "
         "print(torchcts_simdev.active_profile().name)"
     )
@@ -156,4 +157,4 @@ def test_env_var_applies_at_import(tmp_path: Path) -> None:
         env=env,
         timeout=120,
     )
-    assert out.stdout.split() == ["env", "env"], out.stderr
+    assert out.stdout.split() == ["env", "simdev:0", "env"], out.stderr

@@ -16,17 +16,21 @@ from torchcts_simdev import faults
 from torchcts_simdev.kernels import (
     EXTRA_WRITES,
     IMPLS,
+    NUMBER_TYPES,
     copy_to_host,
     first_tensor,
     rewrap_number,
     to_host,
     use_simdev_generator,
 )
-from torchcts_simdev.payload import payload_storage, sync, to_cpu, wrap
+from torchcts_simdev.payload import lookup, payload_storage, sync, view_on, wrap
 from torchcts_simdev.profile import CLEAN, FaultProfile, FaultRule
 
 _CPU = torch.device("cpu")
 _Tensor = torch.Tensor
+# A C-level type check: isinstance(x, torch.Tensor) runs a Python __instancecheck__.
+# Every TensorBase that reaches Python is a torch.Tensor, so typing it as one is true.
+_TensorBase: type[torch.Tensor] = torch._C.TensorBase  # type: ignore[assignment]
 _Storage = torch.UntypedStorage
 _Device = torch.device
 _MISMATCH_FREE = frozenset(
@@ -38,6 +42,7 @@ class _Op:
     """Cached facts about one overload."""
 
     __slots__ = (
+        "convert",
         "generator",
         "impl",
         "index_lists",
@@ -55,6 +60,7 @@ class _Op:
         self.generator: tuple[int, str] | None = None
         index_lists: list[int | str] = []
         tensor_slots: list[int | str] = []
+        convert: list[int | str] = []
         for position, arg in enumerate(schema.arguments):
             where: int | str = arg.name if arg.kwarg_only else position
             if arg.alias_info is not None and arg.alias_info.is_write:
@@ -63,8 +69,13 @@ class _Op:
                 self.generator = (position, arg.name)
             if str(arg.type) == "Optional[List[Tensor]]":
                 index_lists.append(where)
-            if str(arg.type) in ("Tensor", "Optional[Tensor]"):
+            kind = str(arg.type)
+            if kind in ("Tensor", "Optional[Tensor]"):
                 tensor_slots.append(where)
+            if "Tensor" in kind or "Device" in kind or "Storage" in kind:
+                convert.append(where)
+        # Only these arguments can hold something to convert; the rest pass as is.
+        self.convert = tuple(convert)
         self.writes = tuple(writes)
         self.tensor_slots = tuple(tensor_slots)
         self.index_lists = frozenset(index_lists)
@@ -84,18 +95,22 @@ class _Call:
         self.device_seen = False
 
     def arg(self, value: Any, cpu_ok: bool = False, clone: bool = False) -> Any:
-        if isinstance(value, _Tensor):
+        if isinstance(value, _TensorBase):
             if value.is_cpu:
                 if not cpu_ok and value.dim() != 0:
                     self.foreign = value
                 self.pairs.append((value, value))
                 return value
-            if value.device.type != "simdev":
-                self.foreign = value
-                return value
+            storage = value.untyped_storage()
+            host = lookup(storage)
+            if host is None:
+                if value.device.type != "simdev":
+                    self.foreign = value
+                    return value
+                host = payload_storage(storage)  # raises PayloadMissing
             self.device_seen = True
-            cpu = to_cpu(value)
-            self.hints[cpu.untyped_storage()._cdata] = value.untyped_storage()
+            cpu = view_on(value, host)
+            self.hints[host._cdata] = storage
             if clone:
                 cpu = cpu.clone()
             self.pairs.append((cpu, value))
@@ -119,7 +134,7 @@ class _Call:
         return cpu.untyped_storage()._cdata in self.hints
 
     def out(self, value: Any) -> Any:
-        if isinstance(value, _Tensor):
+        if isinstance(value, _TensorBase):
             original = self.original(value)
             if original is not None:
                 return original
@@ -153,14 +168,18 @@ class Fallback:
         drop = rule is not None and rule.fault == "drop_inplace"
         call = _Call()
         lists = info.index_lists
-        cargs = [
-            call.arg(a, i in lists, drop and i in info.writes)
-            for i, a in enumerate(args)
-        ]
-        ckwargs = {
-            k: call.arg(v, k in lists, drop and k in info.writes)
-            for k, v in kwargs.items()
-        }
+        writes = info.writes
+        cargs = list(args)
+        ckwargs = dict(kwargs)
+        count = len(cargs)
+        for where in info.convert:
+            if isinstance(where, int):
+                if where < count:
+                    clone = drop and where in writes
+                    cargs[where] = call.arg(cargs[where], where in lists, clone)
+            elif where in ckwargs:
+                clone = drop and where in writes
+                ckwargs[where] = call.arg(ckwargs[where], where in lists, clone)
         if call.foreign is not None and info.name not in _MISMATCH_FREE:
             raise RuntimeError(
                 "Expected all tensors to be on the same device, but found at least "
@@ -169,7 +188,13 @@ class Fallback:
         if info.generator is not None:
             use_simdev_generator(info.generator, cargs, ckwargs)
         for where in info.tensor_slots:
-            rewrap_number(where, cargs, ckwargs)
+            # C++ callers' wrapped numbers arrive as plain Python numbers.
+            if isinstance(where, str):
+                number = type(ckwargs.get(where)) in NUMBER_TYPES
+            else:
+                number = where < count and type(cargs[where]) in NUMBER_TYPES
+            if number:
+                rewrap_number(where, cargs, ckwargs)
         result = info.impl(*cargs, **ckwargs)
         if rule is not None and rule.fault in faults.AFTER:
             result = _corrupt(rule, result, call)
@@ -187,7 +212,7 @@ def _corrupt(rule: FaultRule, result: Any, call: _Call) -> Any:
     """
     if isinstance(result, list | tuple):
         return type(result)(_corrupt(rule, item, call) for item in result)
-    if not isinstance(result, _Tensor):
+    if not isinstance(result, _TensorBase):
         return result
     original = call.original(result)
     faulty = faults.transform(
@@ -195,7 +220,7 @@ def _corrupt(rule: FaultRule, result: Any, call: _Call) -> Any:
     )
     if faulty is result:
         return result
-    if isinstance(original, _Tensor) and not original.is_cpu:
+    if isinstance(original, _TensorBase) and not original.is_cpu:
         original.data = wrap(faulty)
         call.replaced.append(original)
         return result
@@ -261,7 +286,7 @@ def _sync_writes(
         else:
             pairs = [(device, cpu)]
         for dev, host in pairs:
-            if isinstance(dev, _Tensor) and not dev.is_cpu and dev is not host:
+            if isinstance(dev, _TensorBase) and not dev.is_cpu and dev is not host:
                 if any(dev is done for done in call.replaced):
                     continue
                 sync(dev, host, call.hints.get(host.untyped_storage()._cdata))

@@ -76,6 +76,7 @@ EXPLICIT_OPS = (
     "native_layer_norm",
 )  # fmt: skip
 _CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+NUMBER_TYPES = frozenset(_CATEGORY)
 # Overloads that write an argument their schema does not mark as written.
 EXTRA_WRITES: dict[str, tuple[int | str, ...]] = {"aten::_copy_from_and_resize": (1,)}
 

@@ -21,6 +21,7 @@ CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 _SET = torch.ops.aten.set_.source_Storage_storage_offset
 _EMPTY_META = torch._C._acc.create_empty_tensor
 _FROM_POINTER = torch._C._construct_storage_from_data_pointer
+_EMPTY_CPU = torch.empty
 _SET_CONJ = torch._C._set_conj
 _SET_NEG = torch._C._set_neg
 
@@ -48,13 +49,23 @@ def payload_storage(storage: torch.UntypedStorage) -> torch.UntypedStorage:
         ) from None
 
 
+def lookup(storage: torch.UntypedStorage) -> torch.UntypedStorage | None:
+    """The CPU storage behind a simdev storage, or None for any other storage."""
+    return _payloads.get(storage._cdata)
+
+
 def to_cpu(tensor: torch.Tensor) -> torch.Tensor:
     """A CPU tensor with ``tensor``'s dtype, sizes, strides and offset on its payload."""
-    cpu = payload_storage(tensor.untyped_storage())
-    view = torch.empty(0, dtype=tensor.dtype).set_(
+    return view_on(tensor, payload_storage(tensor.untyped_storage()))
+
+
+def view_on(tensor: torch.Tensor, cpu: torch.UntypedStorage) -> torch.Tensor:
+    """``tensor``'s layout over the CPU storage ``cpu`` (its payload)."""
+    view = _EMPTY_CPU(0, dtype=tensor.dtype).set_(
         cpu, tensor.storage_offset(), tensor.size(), tensor.stride()
     )
-    _copy_math_bits(tensor, view)
+    if tensor.is_conj() or tensor.is_neg():
+        _copy_math_bits(tensor, view)
     return view
 
 
