@@ -69,6 +69,11 @@ SOURCES = {
         {"op": "aten::sin.out", "fault": "memory_blowup", "max_mb": 1 << 20},
         RLIMIT_BODY,
     ),
+    # A limitation, not a fault: no Python API registers a PrivateUse1 allocator.
+    "deepcopy": _child(
+        {"op": "aten::sin.out", "fault": "abort"},
+        "copy_of_x = __import__('copy').deepcopy(x)",
+    ),
 }
 
 
@@ -108,6 +113,14 @@ def test_abort_kills_the_child_with_sigabrt(children: dict) -> None:
     """An abort rule ends the process with SIGABRT."""
     code, _, err = _finish(children["abort"])
     assert code == -signal.SIGABRT, err
+
+
+def test_known_limitation_deepcopy_segfaults_without_an_allocator(
+    children: dict,
+) -> None:
+    """deepcopy allocates with the (absent) simdev allocator: a README limitation."""
+    code, _, err = _finish(children["deepcopy"])
+    assert code == -signal.SIGSEGV, err
 
 
 def test_hang_blocks_in_native_code_holding_the_gil(children: dict) -> None:

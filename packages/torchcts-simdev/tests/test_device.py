@@ -240,3 +240,14 @@ def test_payloads_are_freed_with_their_tensors() -> None:
     del tensors, views
     gc.collect()
     assert payload.live_storages() <= before
+
+
+def test_save_then_load_to_cpu_round_trips() -> None:
+    """torch.save of a simdev tensor loads back on the CPU with its values."""
+    import io
+
+    buffer = io.BytesIO()
+    torch.save(torch.arange(6.0).view(2, 3).to("simdev"), buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, map_location="cpu", weights_only=True)
+    assert torch.equal(loaded, torch.arange(6.0).view(2, 3))

@@ -12,8 +12,23 @@ import torch
 GENERATOR = torch.Generator()
 
 
+class _DeviceContext:
+    """``torch.simdev.device(i)``: there is one device, so entering changes nothing."""
+
+    def __init__(self, device: object) -> None:
+        self.device = device
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 class SimdevModule:
     """What PyTorch looks up as ``torch.simdev`` for a PrivateUse1 backend."""
+
+    device = _DeviceContext
 
     @staticmethod
     def is_available() -> bool:
