@@ -18,7 +18,8 @@ def format_verification(result: Verification) -> str:
         lines += [f"  - {problem}" for problem in result.problems]
         return "\n".join(lines)
     body = result.submission
-    lines = [f"OK {result.archive.name}: {len(body['files'])} files, hashes match"]
+    count = len(body["files"]) + 1  # and SUBMISSION.json itself
+    lines = [f"OK {result.archive.name}: {count} files, hashes match"]
     for label, key in (
         ("backend", "backend"),
         ("device", "device"),
