@@ -4,12 +4,14 @@ It implements the torchcts_cases contract (Selection, select_cases, get_case, pr
 OracleUnavailable, write_oracle_failure) with ops whose names say how they behave on
 the "device", so plugin mechanics can be tested without the real case generator:
 ok, wrong, unsupported, notimpl_msg, boom, oracle, skip, segv, abort, exit, sigkill,
-pyhang, hang (a hang Python signals cannot interrupt), slow.
+pyhang, hang (a hang Python signals cannot interrupt), gilhang (one holding the
+GIL, so no Python thread runs either), slow.
 """
 
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import fnmatch
 import json
 import os
@@ -156,6 +158,12 @@ class PreparedCase:
         if op == "hang":  # signals blocked: SIGALRM cannot interrupt, like native code
             signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
             time.sleep(120)
+        if op == "gilhang":  # a deadlocked driver: native code holding the GIL
+            libc = ctypes.PyDLL(ctypes.util.find_library("c") or None)
+            mutex = ctypes.create_string_buffer(128)
+            libc.pthread_mutex_init(mutex, None)
+            libc.pthread_mutex_lock(mutex)
+            libc.pthread_mutex_lock(mutex)
         if op == "slow":
             time.sleep(0.3)
         if op == "configured":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from torchcts_schema import CrashKind, Status, load_result
+from torchcts_schema import CrashKind, Status, load_result, read_journal
 
 from .helpers import (
     artifact_records,
@@ -73,7 +73,7 @@ def test_xdist_worker_crashes_are_crashed_with_signal(
 def test_timeouts_are_crashed_timeout(pytester: pytest.Pytester, workers: int) -> None:
     """A Python hang is stopped in process; a hang signals cannot interrupt ends the
     worker; both are crashed/timeout and the others still run."""
-    ops = ["pyhang", "ok", "hang"] if workers else ["pyhang", "ok"]
+    ops = ["pyhang", "ok", "hang", "gilhang"] if workers else ["pyhang", "ok"]
     write_manifest(pytester, ops, RESOURCE_LIMITS={"case_timeout_s": 1})
     result = pytester.runpytest_subprocess(*run_args(workers=workers))
     assert result.ret == 1, result.stdout.str()
@@ -88,32 +88,37 @@ def test_timeouts_are_crashed_timeout(pytester: pytest.Pytester, workers: int) -
         assert record.crash.evidence
     if workers:
         assert "native" in (records["fake/hang/forward/float32/0"].crash.detail or "")  # type: ignore[union-attr]
+        assert "GIL" in (records["fake/gilhang/forward/float32/0"].crash.detail or "")  # type: ignore[union-attr]
 
 
-def test_native_hang_without_xdist_is_journaled_then_resumed(
-    pytester: pytest.Pytester,
+@pytest.mark.parametrize("hang", ["hang", "gilhang"])
+def test_native_hang_without_xdist_then_resume(
+    pytester: pytest.Pytester, hang: str
 ) -> None:
-    """Without xdist the watchdog journals crashed/timeout before ending the process;
-    --resume runs the rest and ends in one complete result."""
+    """Without xdist a native hang ends the process (the watchdog journals it first when
+    it can run; a GIL-holding hang leaves faulthandler's timeout dump); --resume
+    records crashed/timeout, runs the rest and ends in one complete result."""
     write_manifest(
-        pytester, ["ok", "hang", "wrong"], RESOURCE_LIMITS={"case_timeout_s": 1}
+        pytester, ["ok", hang, "wrong"], RESOURCE_LIMITS={"case_timeout_s": 1}
     )
-    first = pytester.runpytest_subprocess(*run_args())
-    assert first.ret not in (0, 1)
+    pytester.runpytest_subprocess(*run_args())  # ends abnormally (exit 1 for gilhang)
     results = pytester.path / "results"
+    (journal_file,) = results.glob("*_journal.jsonl")
+    assert not read_journal(journal_file).ended
     journal = journal_records(results)
-    assert journal["fake/hang/forward/float32/0"].crash.kind is CrashKind.TIMEOUT  # type: ignore[union-attr]
+    if hang == "hang":  # the Python watchdog could run and journal before exiting
+        assert journal["fake/hang/forward/float32/0"].crash.kind is CrashKind.TIMEOUT  # type: ignore[union-attr]
     assert "fake/wrong/forward/float32/0" not in journal
     second = pytester.runpytest_subprocess(*run_args("--resume"))
     assert second.ret == 1, second.stdout.str()
     artifact = load_result(results)
     assert artifact.metadata.completed_normally
-    statuses = {r.op: r.status for r in artifact.results}
-    assert statuses == {
-        "ok": Status.PASSED,
-        "hang": Status.CRASHED,
-        "wrong": Status.FAILED,
-    }
+    records = {r.op: r for r in artifact.results}
+    assert {op: r.status for op, r in records.items()} == {
+        "ok": Status.PASSED, hang: Status.CRASHED, "wrong": Status.FAILED,
+    }  # fmt: skip
+    crash = records[hang].crash
+    assert crash is not None and crash.kind is CrashKind.TIMEOUT
 
 
 @pytest.mark.parametrize(

@@ -78,6 +78,11 @@ class CaseSource:
         self._module = module
 
     @property
+    def module(self) -> Any:
+        """The imported module (for optional extras such as ``warm_up``)."""
+        return self._module
+
+    @property
     def oracle_unavailable(self) -> type[BaseException]:
         """The exception `reference()` raises when no CPU expected result exists."""
         exc = getattr(self._module, "OracleUnavailable", None)

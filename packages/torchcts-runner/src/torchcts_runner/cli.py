@@ -9,14 +9,16 @@ an empty collection are failures with pytest's own exit code.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
-
-from torchcts_runner.outputs import LAST_RUN
 
 ACCELERATORS = ("cuda", "mps", "xpu")
 SUCCESS = (0, 1)  # pytest: all passed / some tests failed
+ABNORMAL = 3  # pytest said 0 or 1 but never reached its session end (killed)
 
 
 def default_workers(device: str, cores: int | None = None) -> int:
@@ -59,8 +61,6 @@ def build_pytest_args(manifest: Path, device: str, workers: str | None, results:
         "--torchcts-manifest", str(manifest), "--torchcts-results", results,
         "-o", "addopts=", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
         "-n", workers, "--max-worker-restart", "1000000",
-        # this process imported torchcts_runner before pytest could rewrite it
-        "-W", "ignore::pytest.PytestAssertRewriteWarning",
     ]  # fmt: skip
     if quiet:
         args.append("--torchcts-quiet")
@@ -96,20 +96,53 @@ def main(argv: list[str] | None = None) -> int:
         device, manifest_workers = _manifest_facts(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback
         parser.error(str(exc))
-    import pytest
-
     workers = options.workers
     if workers is None and manifest_workers is not None:
         workers = str(manifest_workers)
     args = build_pytest_args(
         manifest, device, workers, options.results, options.quiet, passthrough
     )
-    code = int(pytest.main(args))
-    report = LAST_RUN.get("report")
-    if report is not None:
-        state = "complete" if LAST_RUN.get("complete") else "incomplete (use --resume)"
-        print(f"torchcts-run: run {state}; report: {report}", flush=True)
+    return run_pytest(args)
+
+
+def run_pytest(args: list[str]) -> int:
+    """Run pytest in a child process and judge how the run ended.
+
+    A child, because a hang that holds the GIL can only be ended by faulthandler's
+    ``_exit(1)``, which would look like "some cases failed" from inside; the status
+    file the plugin writes at a normal session end tells the two apart.
+    """
+    with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
+        status_file = Path(tmp) / "status.json"
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            *args,
+            "--torchcts-status-file",
+            str(status_file),
+        ]
+        code = subprocess.call(command)
+        status = _read_status(status_file)
+    if status is None:
+        if code in SUCCESS:
+            print("torchcts-run: the run ended abnormally (no session end); the journal "
+                  "keeps every finished case: continue with --resume", flush=True)  # fmt: skip
+            return ABNORMAL
+        return code
+    state = (
+        "complete" if status.get("complete") else "incomplete (continue with --resume)"
+    )
+    print(f"torchcts-run: run {state}; report: {status.get('report')}", flush=True)
     return 0 if code in SUCCESS else code
+
+
+def _read_status(path: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ controller and learns about cases only from reports (records travel in
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
 from collections.abc import Generator, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from torchcts_schema import (
     case_id_for_node,
     make_run_key,
     node_id_for_case,
+    write_atomic,
 )
 
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
@@ -32,7 +35,6 @@ from torchcts_runner.hardware import hardware_key
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
 from torchcts_runner.metadata import build_metadata
 from torchcts_runner.options import RunSettings
-from torchcts_runner.outputs import LAST_RUN
 from torchcts_runner.probes import ProbeRun, format_table, probe_counts, write_failures
 from torchcts_runner.progress import Progress
 from torchcts_runner.resume import INTERRUPTED, crashed_from_runlog
@@ -303,9 +305,10 @@ class ControllerRole:
             self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
         expected = self.plan.planned_ids if self.plan is not None else []
         done = self.controller.finish(expected, interrupted=interrupted)
-        LAST_RUN.update(
-            report=done.report, complete=done.complete, run_key=self.run_key
-        )
+        status_file = self.config.getoption("torchcts_status_file")
+        if status_file:  # tells torchcts-run the session really ended
+            status = {"report": str(done.report), "complete": done.complete}
+            write_atomic(Path(status_file), json.dumps(status))
         counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
         self.summary_lines = [f"TorchCTS {self.run_key}: {counts or 'no cases'}"]
         if not done.complete:

@@ -55,6 +55,11 @@ def enable_faulthandler(scratch: Path, worker: str) -> None:
     faulthandler.enable(file=handle, all_threads=True)
 
 
+def fault_file(worker: str) -> IO[str] | None:
+    """The open faulthandler file of `worker` in this process, if enabled."""
+    return _FAULT_FILES.get(worker)
+
+
 def leave_timeout_marker(
     scratch: Path, worker: str, node_id: str, limit_s: float
 ) -> None:
@@ -101,6 +106,13 @@ def read_evidence(
             return CrashInfo(CrashKind.TIMEOUT, exit_code=exit_status, detail=detail), (
                 fault
             )
+    if re.search(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", fault, re.MULTILINE):
+        return CrashInfo(
+            CrashKind.TIMEOUT,
+            exit_code=exit_status,
+            detail="a hang that held the GIL past the per-case limit (native code "
+            "blocking every Python thread); faulthandler's watchdog ended the process",
+        ), fault
     match = re.search(r"Fatal Python error: ([^\n]+)", fault)
     if match:
         cause = match.group(1).strip()
@@ -160,6 +172,7 @@ def environment_summary(
 __all__ = [
     "enable_faulthandler",
     "environment_summary",
+    "fault_file",
     "fault_path",
     "leave_timeout_marker",
     "read_evidence",

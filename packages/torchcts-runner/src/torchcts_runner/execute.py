@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,10 @@ class CaseContext:
     validation: bool = False
     isolation: str = "none"
     extra: dict[str, Any] = field(default_factory=dict)
+    # stage ("prepare": inputs and CPU reference; "run": device and judging) -> guard
+    deadline: Callable[[str], AbstractContextManager[object]] = lambda stage: (
+        nullcontext()
+    )
 
     @property
     def metadata_only(self) -> bool:
@@ -127,34 +133,38 @@ def _run(spec: CaseSpecLike, ctx: CaseContext) -> Outcome | BaseException:
             next_fix=NextFix.CONFIGURATION,
         )
     stage = "preparing inputs"
-    try:
-        prepared = ctx.source.prepare(spec, manifest)
-        stage = "building the CPU reference"
+    with ctx.deadline("prepare"):
         try:
-            expected = prepared.reference()
-        except ctx.source.oracle_unavailable as exc:
-            return exc
-    except CaseTimeout:
-        raise
-    except Exception as exc:
-        return classify_harness_exception(exc, stage)
-    try:
-        observed = prepared.run_on(ctx.device)
-    except CaseTimeout:
-        raise
-    except Exception as exc:
-        return classify_device_exception(
-            exc,
-            claimed=is_claimed(spec, manifest),
-            cpu_ok=True,
-            patterns=manifest.unsupported_patterns,
-        )
-    try:
-        verdict = prepared.judge(expected, observed, metadata_only=ctx.metadata_only)
-    except CaseTimeout:
-        raise
-    except Exception as exc:
-        return classify_harness_exception(exc, "judging the result")
+            prepared = ctx.source.prepare(spec, manifest)
+            stage = "building the CPU reference"
+            try:
+                expected = prepared.reference()
+            except ctx.source.oracle_unavailable as exc:
+                return exc
+        except CaseTimeout:
+            raise
+        except Exception as exc:
+            return classify_harness_exception(exc, stage)
+    with ctx.deadline("run"):
+        try:
+            observed = prepared.run_on(ctx.device)
+        except CaseTimeout:
+            raise
+        except Exception as exc:
+            return classify_device_exception(
+                exc,
+                claimed=is_claimed(spec, manifest),
+                cpu_ok=True,
+                patterns=manifest.unsupported_patterns,
+            )
+        try:
+            verdict = prepared.judge(
+                expected, observed, metadata_only=ctx.metadata_only
+            )
+        except CaseTimeout:
+            raise
+        except Exception as exc:
+            return classify_harness_exception(exc, "judging the result")
     return classify_verdict(bool(verdict.ok), verdict.mismatch)
 
 

@@ -9,15 +9,19 @@ each case.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 from torchcts_schema import CaseRecord, case_id_for_node
 
+from torchcts_runner.backend import ensure_backend
 from torchcts_runner.casesource import CaseSourceError, load_case_source
 from torchcts_runner.crashes import (
     enable_faulthandler,
+    fault_file,
     leave_timeout_marker,
     scratch_dir,
 )
@@ -29,6 +33,7 @@ from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
 from torchcts_runner.timeouts import case_deadline
 
+WARM_UP_ALLOWANCE_S = 120.0  # added to the first case's limit in each process
 HardTimeoutHook = Callable[[str, float], None]
 
 
@@ -64,6 +69,7 @@ class ExecutorRole:
             {"isolate": settings.isolate, **self.payload_options()}
         )
         self._context: CaseContext | None = None
+        self._warm = False
 
     def payload_options(self) -> dict[str, Any]:
         """The ``options`` of a child payload (see `torchcts_runner.child`)."""
@@ -153,6 +159,16 @@ class ExecutorRole:
             )
         return self._context
 
+    def warm_up(self) -> None:
+        """Import the backend and the case source before the first deadline."""
+        manifest = self.settings.manifest
+        ensure_backend(manifest.backend_import, manifest.backend_options)
+        source = self.context().source
+        warm = getattr(source.module, "warm_up", None)
+        if callable(warm):
+            with contextlib.suppress(Exception):  # the case itself reports problems
+                warm()
+
     def run_item(self, item: CaseItem) -> CaseRecord:
         """Run one case where the isolation policy says, within its limit."""
         spec = item.spec
@@ -167,15 +183,28 @@ class ExecutorRole:
             }
             return self.policy.run(spec, payload)
         limit = item.limit_s or self.settings.case_timeout_s
+        first = not self._warm
+        if first:
+            # one-time imports (backend, case catalogue) are not the case's time, and
+            # an alarm inside an import would poison this process for every later case
+            self._warm = True
+            self.warm_up()
         node_id = item.nodeid
 
-        def hard_timeout() -> None:
-            leave_timeout_marker(self.scratch, self.worker, node_id, limit)
-            if self._on_hard_timeout is not None:
-                self._on_hard_timeout(node_id, limit)
+        def deadline(stage: str) -> AbstractContextManager[object]:
+            # the first case's inputs may import the OpInfo database: allow for it
+            extra = WARM_UP_ALLOWANCE_S if first and stage == "prepare" else 0.0
 
-        with case_deadline(limit, hard_timeout):
-            return execute_case(spec, self.context())
+            def hard_timeout() -> None:
+                leave_timeout_marker(self.scratch, self.worker, node_id, limit)
+                if self._on_hard_timeout is not None:
+                    self._on_hard_timeout(node_id, limit)
+
+            return case_deadline(limit + extra, hard_timeout, fault_file(self.worker))
+
+        context = self.context()
+        context.deadline = deadline
+        return execute_case(spec, context)
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:

@@ -1,42 +1,343 @@
-"""Where a case executes: in this process or isolated (first, trivial version).
+"""Where a case executes: in this process, or in a warm child interpreter.
 
-Owned by the isolation engineer once the runner core exists. The runner core calls
-``IsolationPolicy.from_options(options).mode_for(spec)`` and, for any mode but
-"none", ``.run(spec, payload)``. This version always answers "none": every case runs
-in process, and records say ``isolation="none"``.
+The executor asks `IsolationPolicy.mode_for(spec)` for every case and hands the cases
+it isolates to `IsolationPolicy.run`. Modes (``--isolate``):
+
+- ``none``: every case in process.
+- ``ledger``: cases a known-crash rule matches (packaged ``known_segfaults.json`` plus
+  the project's) run in a child.
+- ``adaptive``: ledger matches plus cases that crashed, timed out or hung in earlier
+  runs of this run key and PyTorch minor family (``<key>_adaptive_isolation.json``
+  says which and why).
+- ``all``: every case in a child.
+
+Isolation only decides where a case executes. A child that returns gives the record it
+wrote; a child that dies gives ``crashed`` with the signal, exit code, timeout or hang,
+and a crash record with its stderr tail and faulthandler traceback. Nothing is skipped
+or softened because it ran isolated.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from torchcts_schema import CaseRecord
+from torchcts_isolate import (
+    AdaptiveDecisions,
+    IsolatedOutcome,
+    Ledger,
+    WarmPool,
+    decide_adaptive,
+    load_ledger,
+    write_adaptive_decisions,
+    write_crash_record,
+)
+from torchcts_schema import (
+    ArtifactError,
+    CaseRecord,
+    CrashKind,
+    Manifest,
+    NextFix,
+    Status,
+    load_manifest,
+    node_id_for_case,
+    slug,
+)
+
+from torchcts_runner import __version__
+from torchcts_runner.backend import ensure_backend
+from torchcts_runner.casesource import CaseSpecLike, load_case_source, spec_fields
+from torchcts_runner.crashes import environment_summary
+from torchcts_runner.runlog import runlog_path, tail_lines
+from torchcts_runner.timeouts import grace_for
 
 ISOLATE_MODES = ("none", "ledger", "adaptive", "all")
+DEFAULT_ISOLATE = "adaptive"  # the contract's default: ledger rules plus adaptive
+CHILD_ENTRY = "torchcts_runner.child:run_case"
+WARM_ENTRY = "torchcts_runner.isolation:warm_child"
+POOL_SIZE = 2  # one spare: a crash costs the next isolated case only the handoff
 
 
 class IsolationPolicy:
-    """Decides per case whether to isolate it; this version never does."""
+    """Decides per case where it runs, and runs the isolated ones in a warm pool."""
 
-    def __init__(self, requested: str) -> None:
+    def __init__(
+        self,
+        requested: str,
+        options: Mapping[str, Any] | None = None,
+        *,
+        manifest: Manifest | None = None,
+        ledger: Ledger | None = None,
+        adaptive: AdaptiveDecisions | None = None,
+        torch_version: str | None = None,
+    ) -> None:
+        if requested not in ISOLATE_MODES:
+            raise ValueError(f"--isolate {requested!r}: use one of {ISOLATE_MODES}")
         self.requested = requested
+        self.options = dict(options or {})
+        self.manifest = manifest
+        self.ledger = ledger
+        self.adaptive = adaptive
+        self.torch_version = torch_version
+        self.hardware_key = _hardware_key(self.options, manifest)
+        self._modes: dict[str, str] = {}
+        self._pool: WarmPool | None = None
+        if requested == "all":
+            self._start_pool()  # children import torch while pytest collects
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> IsolationPolicy:
-        """Build from the runner's options (``isolate`` is the CLI choice)."""
-        return cls(str(options.get("isolate") or "none"))
+        """Build from the executor's options (``isolate`` plus the payload options).
+
+        Reads the manifest, the known-crash ledger (``options["ledger"]`` or
+        ``./known_segfaults.json``) and, in ``adaptive`` mode, earlier results; a bad
+        ledger is a usage error naming the file, rule and key.
+        """
+        import pytest  # only here: children import this module for `warm_child`
+
+        requested = str(options.get("isolate") or "none")
+        if requested not in ISOLATE_MODES:
+            raise pytest.UsageError(
+                f"--isolate {requested!r}: use one of {', '.join(ISOLATE_MODES)}"
+            )
+        if requested == "none":
+            return cls("none", options)
+        try:
+            manifest = load_manifest(options["manifest"])
+            ledger_path = options.get("ledger")
+            ledger = load_ledger(Path(ledger_path) if ledger_path else None)
+        except ArtifactError as exc:
+            raise pytest.UsageError(f"--isolate {requested}: {exc}") from None
+        from torchcts_runner.metadata import torch_version  # options imports us
+
+        version = torch_version()
+        adaptive = None
+        if requested == "adaptive":
+            results = Path(str(options["results_dir"]))
+            adaptive = decide_adaptive(results, str(options["run_key"]), version)
+            if str(options.get("worker", "main")) in ("main", "gw0"):
+                write_adaptive_decisions(results, adaptive)
+        return cls(
+            requested,
+            options,
+            manifest=manifest,
+            ledger=ledger,
+            adaptive=adaptive,
+            torch_version=version,
+        )
 
     def mode_for(self, spec: Any) -> str:
-        """ "none": run in process (the only mode this version implements)."""
+        """Where the case runs: "none" (in process), or why it runs isolated:
+        "ledger", "adaptive" or "all". The record's ``isolation`` field says the same."""
+        case_id = str(spec.case_id)
+        mode = self._modes.get(case_id)
+        if mode is None:
+            mode = self._decide(spec)
+            self._modes[case_id] = mode
+        return mode
+
+    def _decide(self, spec: Any) -> str:
+        if self.requested in ("none", "all"):
+            return self.requested
+        if self.ledger is not None and self.manifest is not None:
+            rules = self.ledger.rules_matching(
+                spec.case_id,
+                node_id_for_case(spec.case_id),
+                surfaces=tuple(getattr(spec, "surfaces", ()) or ()),
+                dtype=spec.dtype,
+                torch_version=self.torch_version,
+                hardware_key=self.hardware_key,
+                backend=[self.manifest.device, self.manifest.backend_name],
+            )
+            if rules:
+                return "ledger"
+        if self.adaptive is not None and self.adaptive.isolate(spec.case_id):
+            return "adaptive"
         return "none"
 
-    def run(self, spec: Any, payload: dict[str, Any]) -> CaseRecord:
-        """Run `spec` isolated; unreachable while `mode_for` always says "none"."""
-        raise NotImplementedError("isolated execution is not available yet")
+    def run(self, spec: CaseSpecLike, payload: dict[str, Any]) -> CaseRecord:
+        """Run `spec` in a warm child and turn how it ended into an honest record."""
+        mode = self.mode_for(spec)
+        if mode == "none":
+            raise ValueError(f"{spec.case_id} runs in process (mode_for says 'none')")
+        options = {**dict(payload.get("options") or {}), "isolation": mode}
+        payload = {**payload, "options": options}
+        limit = float(options.get("timeout_s") or self.options.get("timeout_s") or 300)
+        limits = self.manifest.resource_limits if self.manifest else {}
+        heartbeat = float(limits.get("hang_heartbeat_s") or limit)
+        outcome = self._start_pool().run(
+            payload,
+            # the child's own limit fires first and returns a timeout record; the
+            # watchdog ends a child that could not even do that
+            timeout_s=limit + grace_for(limit),
+            heartbeat_s=heartbeat,
+        )
+        return self.record_for(spec, outcome, mode)
+
+    def record_for(
+        self, spec: CaseSpecLike, outcome: IsolatedOutcome, mode: str
+    ) -> CaseRecord:
+        """The record an isolated run earns (see the module docstring)."""
+        worker = str(self.options.get("worker", "main"))
+        if outcome.result is not None:
+            try:
+                record = CaseRecord.from_dict(outcome.result)
+            except ArtifactError as exc:
+                return self._harness_error(spec, outcome, mode, worker, exc.problem)
+            record = replace(record, isolation=mode)
+            if record.crash is not None and not record.crash.evidence:
+                # the child's own limit ended the case: keep its stderr and stacks
+                return self._with_crash_file(spec, record, outcome)
+            return record
+        crash = outcome.crash_info()
+        assert crash is not None
+        if crash.kind is CrashKind.SUBPROCESS and outcome.exception is not None:
+            return self._harness_error(spec, outcome, mode, worker, outcome.exception)
+        record = CaseRecord(
+            node_id=node_id_for_case(spec.case_id),
+            status=Status.CRASHED,
+            crash=crash,
+            detail=f"isolated ({mode}): {crash.detail}",
+            next_fix=NextFix.CRASH_EVIDENCE,
+            duration_s=round(outcome.duration_s, 6),
+            isolation=mode,
+            worker=worker,
+            extra={"memory_exceeded": True} if outcome.memory_exceeded else {},
+            **spec_fields(spec),
+        )
+        return self._with_crash_file(spec, record, outcome)
+
+    def _harness_error(
+        self,
+        spec: CaseSpecLike,
+        outcome: IsolatedOutcome,
+        mode: str,
+        worker: str,
+        problem: str,
+    ) -> CaseRecord:
+        """The child ran, but the harness in it failed (import, manifest, record)."""
+        kind, _, message = problem.partition(": ")
+        return CaseRecord(
+            node_id=node_id_for_case(spec.case_id),
+            status=Status.ERROR,
+            exception_type=kind if message else None,
+            exception_message=(message or problem)[:2000],
+            detail=f"harness problem in the isolation child: {outcome.detail}"[:500],
+            next_fix=NextFix.CONFIGURATION,
+            duration_s=round(outcome.duration_s, 6),
+            isolation=mode,
+            worker=worker,
+            **spec_fields(spec),
+        )
+
+    def _with_crash_file(
+        self, spec: CaseSpecLike, record: CaseRecord, outcome: IsolatedOutcome
+    ) -> CaseRecord:
+        """Write ``<key>_crashes/<case>.json`` with the child's own evidence."""
+        assert record.crash is not None
+        opts = self.options
+        results = Path(str(opts["results_dir"]))
+        run_key = str(opts["run_key"])
+        script = None
+        if self.manifest is not None:
+            source = load_case_source(str(opts.get("case_source") or "torchcts_cases"))
+            script = source.repro_source(spec, self.manifest, str(opts["device"]))
+        from torchcts_runner.metadata import shareable_path  # options imports us
+
+        command = ["torchcts-run", "--manifest", shareable_path(str(opts["manifest"]))]
+        if opts.get("validation"):
+            command.append("--validation")
+        payload = {
+            "case_id": record.case_id,
+            "node_id": record.node_id,
+            "run_key": run_key,
+            "crash": record.crash.to_dict(),
+            "runlog_tail": tail_lines(runlog_path(results, run_key)),
+            "stderr_tail": outcome.stderr_tail,
+            "traceback": outcome.traceback,
+            "environment": environment_summary(
+                self.manifest.backend_name if self.manifest else "",
+                self.hardware_key or "",
+                str(opts["device"]),
+                self.torch_version or "unknown",
+                __version__,
+            ),
+            "repro_command": [*command, "-n", "0", record.node_id],
+            "repro_script": script,
+            "isolation": record.isolation,
+            "stdout_tail": outcome.stdout_tail,
+        }
+        try:
+            path = write_crash_record(results, run_key, payload)
+        except Exception as exc:  # the record stays honest without its file
+            crash = replace(
+                record.crash, detail=f"{record.crash.detail} (crash file: {exc})"
+            )
+            return replace(record, crash=crash)
+        evidence = path.resolve().relative_to(results.resolve()).as_posix()
+        return replace(record, crash=replace(record.crash, evidence=evidence))
+
+    def _start_pool(self) -> WarmPool:
+        if self._pool is None:
+            manifest = self.manifest
+            source = str(self.options.get("case_source") or "torchcts_cases")
+            backend = manifest.backend_import if manifest else None
+            preload = [m for m in (backend, source) if m]
+            limits = manifest.resource_limits if manifest else {}
+            memory = limits.get("memory_mb")
+            warm = {
+                "manifest": str(self.options.get("manifest")),
+                "case_source": source,
+            }
+            self._pool = WarmPool(
+                CHILD_ENTRY,
+                size=POOL_SIZE,
+                memory_mb=int(memory) if memory else None,
+                preload=preload,
+                warmup=(WARM_ENTRY, warm) if manifest else None,
+            )
+        return self._pool
 
     def close(self) -> None:
-        """Release child processes (none in this version)."""
+        """End the warm children (also done at interpreter exit)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
-__all__ = ["ISOLATE_MODES", "IsolationPolicy"]
+def warm_child(args: dict[str, Any]) -> None:
+    """Run once in each isolation child before it takes cases: import and configure
+    the backend and let the case source load its catalogue, so that one-time cost
+    never counts against (or times out) the first case. Problems are left for the
+    case to report, exactly as in process."""
+    manifest = load_manifest(args["manifest"])
+    ensure_backend(manifest.backend_import, manifest.backend_options)
+    with contextlib.suppress(Exception):
+        module = importlib.import_module(
+            str(args.get("case_source") or "torchcts_cases")
+        )
+        warm = getattr(module, "warm_up", None)
+        if callable(warm):
+            warm()
+
+
+def _hardware_key(options: Mapping[str, Any], manifest: Manifest | None) -> str | None:
+    """The hardware key (options, or the run key without its device prefix)."""
+    if options.get("hardware_key"):
+        return str(options["hardware_key"])
+    run_key = str(options.get("run_key") or "")
+    prefix = slug(manifest.device) + "_" if manifest else ""
+    return run_key[len(prefix) :] if prefix and run_key.startswith(prefix) else None
+
+
+__all__ = [
+    "CHILD_ENTRY",
+    "DEFAULT_ISOLATE",
+    "ISOLATE_MODES",
+    "IsolationPolicy",
+    "warm_child",
+]

@@ -7,6 +7,7 @@ The plugin is inert unless ``--torchcts-manifest`` is given. Short aliases
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,13 @@ def add_options(parser: pytest.Parser) -> None:
         default=DEFAULT_CASE_SOURCE,
         metavar="MODULE",
         help="module providing the cases (default: torchcts_cases)",
+    )
+    group.addoption(
+        "--torchcts-status-file",
+        dest="torchcts_status_file",
+        default=None,
+        metavar="FILE",
+        help=argparse.SUPPRESS,
     )
     group.addoption("--torchcts-case-timeout", dest="torchcts_case_timeout", type=float,
                     default=None, metavar="S",

@@ -9,6 +9,7 @@ then ends the process, exactly as pytest-timeout's thread method would.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import IO
 
 HARD_TIMEOUT_EXIT = 86  # exit status of a process ended by the watchdog
 
@@ -82,11 +84,21 @@ class Watchdog:
 WATCHDOG = Watchdog()
 
 
+BACKSTOP_S = 2.0  # after the watchdog: faulthandler's C thread, which needs no GIL
+
+
 @contextmanager
 def case_deadline(
-    limit_s: float | None, on_hard_timeout: Callable[[], None]
+    limit_s: float | None,
+    on_hard_timeout: Callable[[], None],
+    backstop_file: IO[str] | None = None,
 ) -> Iterator[None]:
-    """Enforce `limit_s` around a case; None or 0 means no limit."""
+    """Enforce `limit_s` around a case; None or 0 means no limit.
+
+    A hang that holds the GIL (a deadlocked driver) stops every Python thread, the
+    watchdog included; `backstop_file` arms faulthandler's own C thread a little later,
+    which dumps the tracebacks there and ends the process regardless.
+    """
     if not limit_s or limit_s <= 0:
         yield
         return
@@ -99,14 +111,28 @@ def case_deadline(
 
         previous = signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, limit_s)
-    WATCHDOG.arm(limit_s + grace_for(limit_s), on_hard_timeout)
+    hard = limit_s + grace_for(limit_s)
+    WATCHDOG.arm(hard, on_hard_timeout)
+    if backstop_file is not None:
+        faulthandler.dump_traceback_later(
+            hard + BACKSTOP_S, exit=True, file=backstop_file
+        )
     try:
         yield
     finally:
+        if backstop_file is not None:
+            faulthandler.cancel_dump_traceback_later()
         WATCHDOG.disarm()
         if in_main:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
 
 
-__all__ = ["HARD_TIMEOUT_EXIT", "WATCHDOG", "CaseTimeout", "case_deadline", "grace_for"]
+__all__ = [
+    "BACKSTOP_S",
+    "HARD_TIMEOUT_EXIT",
+    "WATCHDOG",
+    "CaseTimeout",
+    "case_deadline",
+    "grace_for",
+]

@@ -1,0 +1,44 @@
+"""The runner's fake case source plus two ops only isolation can survive (tests only).
+
+``gilhang`` deadlocks in C holding the GIL (no Python thread runs, so the child's
+heartbeat stops, and no signal handler runs either); ``memory`` allocates far past a small memory limit.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from typing import Any
+
+import fakecases
+from fakecases import (  # noqa: F401 - the case-source contract, re-exported
+    CaseSpec,
+    OracleUnavailable,
+    SelectedCases,
+    Selection,
+    get_case,
+    select_cases,
+    torchcts_configure,
+    write_oracle_failure,
+)
+
+
+class PreparedCase(fakecases.PreparedCase):
+    """fakecases' prepared case with the two extra ops."""
+
+    def run_on(self, device: str) -> object:
+        if self.spec.op == "gilhang":  # relock a held mutex: no signal ends the wait
+            libc = ctypes.PyDLL(ctypes.util.find_library("c") or None)
+            mutex = ctypes.create_string_buffer(128)
+            libc.pthread_mutex_init(mutex, None)
+            libc.pthread_mutex_lock(mutex)
+            libc.pthread_mutex_lock(mutex)
+        if self.spec.op == "memory":
+            hoard = [bytearray(64 * 2**20) for _ in range(64)]
+            return [float(len(hoard))]
+        return super().run_on(device)
+
+
+def prepare(spec: CaseSpec, manifest: Any) -> PreparedCase:
+    """Build the case (nothing to build for fake ops)."""
+    return PreparedCase(spec)

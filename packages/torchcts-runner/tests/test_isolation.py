@@ -1,0 +1,139 @@
+"""--isolate: chosen cases run in warm child interpreters and keep honest statuses.
+
+Isolation only moves a case; a crash, hang or timeout there is still ``crashed`` with
+its kind, signal or exit code and a crash record, and the run goes on without xdist.
+The ``isolatecases`` source adds a GIL-holding native deadlock and a memory hog to the
+fake ops.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from torchcts_isolate import write_crash_record
+from torchcts_runner.hardware import hardware_key
+from torchcts_runner.metadata import torch_version
+from torchcts_schema import CaseRecord, CrashKind, Status, load_result, make_run_key
+
+from .helpers import use_fake_source, write_manifest
+
+OPS = ["ok", "wrong", "segv", "abort", "exit", "sigkill", "pyhang", "gilhang", "memory"]
+OPS += ["slow"]
+
+
+@pytest.fixture(autouse=True)
+def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_fake_source(pytester, monkeypatch)
+
+
+def run(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
+    """One run in a subprocess, cases from ``isolatecases``, a 2 s case limit."""
+    return pytester.runpytest_subprocess(
+        "--torchcts-manifest", "manifest.py", "--torchcts-case-source", "isolatecases",
+        "-p", "no:cacheprovider", "--torchcts-quiet", "--torchcts-case-timeout", "2",
+        *extra,
+    )  # fmt: skip
+
+
+def by_op(pytester: pytest.Pytester) -> dict[str, CaseRecord]:
+    """op -> record of the run, which must have completed."""
+    artifact = load_result(pytester.path / "results")
+    assert artifact.metadata.completed_normally
+    return {r.op: r for r in artifact.results}
+
+
+def crash_file(pytester: pytest.Pytester, record: CaseRecord) -> dict[str, object]:
+    """The crash record a crashed case points at."""
+    assert record.crash is not None and record.crash.evidence, record
+    path = pytester.path / "results" / record.crash.evidence
+    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_isolate_all_survives_every_crash(pytester: pytest.Pytester) -> None:
+    """--isolate=all without xdist: each crash is crashed with its kind and evidence,
+    a case past the memory limit fails alone, every other case keeps its status, and
+    the run completes in one go."""
+    write_manifest(pytester, OPS, RESOURCE_LIMITS={"memory_mb": 256})
+    result = run(pytester, "--isolate", "all")
+    assert result.ret == 1, result.stdout.str()
+    got = by_op(pytester)
+    assert {r.isolation for r in got.values()} == {"all"}
+    assert got["ok"].status is Status.PASSED and got["slow"].status is Status.PASSED
+    assert got["wrong"].status is Status.FAILED
+    expect = {
+        "segv": (CrashKind.SIGNAL, "SIGSEGV", None),
+        "abort": (CrashKind.SIGNAL, "SIGABRT", None),
+        "sigkill": (CrashKind.SIGNAL, "SIGKILL", None),
+        "exit": (CrashKind.SUBPROCESS, None, 3),
+        "gilhang": (CrashKind.HANG, None, None),
+        "pyhang": (CrashKind.TIMEOUT, None, None),
+    }
+    for op, (kind, signal, code) in expect.items():
+        crash = got[op].crash
+        assert got[op].status is Status.CRASHED, got[op]
+        assert crash is not None and crash.kind is kind, (op, crash)
+        assert (crash.signal, crash.exit_code) == (signal, code), (op, crash)
+        data = crash_file(pytester, got[op])
+        assert data["case_id"] == got[op].case_id and data["isolation"] == "all"
+        assert got[op].node_id in data["repro_command"]  # type: ignore[operator]
+        assert any(got[op].node_id in line for line in data["runlog_tail"])  # type: ignore[union-attr]
+    memory = got["memory"]
+    assert memory.status is not Status.PASSED
+    assert "MemoryError" in f"{memory.exception_type} {memory.crash}"
+    assert "Segmentation fault" in str(crash_file(pytester, got["segv"])["traceback"])
+    assert "in run_on" in str(crash_file(pytester, got["gilhang"])["traceback"])
+
+
+def test_isolate_ledger_moves_only_matching_cases(pytester: pytest.Pytester) -> None:
+    """A project ledger rule isolates its case; the others run in process."""
+    write_manifest(pytester, ["ok", "segv", "wrong"])
+    rule = {
+        "id": "fake-segv", "backend": "fake", "match": {"case_glob": "fake/segv/*"},
+        "expected_signal": "SIGSEGV", "reason": "fake segv op", "owner": "tests",
+        "repro": "torchcts-run ...", "review_after": "2099-01-01",
+    }  # fmt: skip
+    (pytester.path / "known_segfaults.json").write_text(json.dumps({"rules": [rule]}))
+    result = run(pytester, "--isolate", "ledger")
+    assert result.ret == 1, result.stdout.str()
+    got = by_op(pytester)
+    assert got["segv"].isolation == "ledger" and got["segv"].status is Status.CRASHED
+    assert got["ok"].isolation == "none" and got["ok"].status is Status.PASSED
+    assert got["wrong"].isolation == "none" and got["wrong"].status is Status.FAILED
+
+
+def test_isolate_adaptive_isolates_the_last_crash(pytester: pytest.Pytester) -> None:
+    """A case with a crash record from an earlier run of this run key and torch family
+    runs isolated under --isolate=adaptive, and the decision file says why."""
+    write_manifest(pytester, ["ok", "abort"])
+    run_key = make_run_key("cpu", hardware_key("cpu"))
+    abort_id = "fake/abort/forward/float32/0"
+    write_crash_record(
+        pytester.path / "results",
+        run_key,
+        {
+            "case_id": abort_id,
+            "crash": {"kind": "signal", "signal": "SIGABRT"},
+            "environment": {"torch_version": torch_version()},
+        },
+    )
+    result = run(pytester, "--isolate", "adaptive")
+    assert result.ret == 1, result.stdout.str()
+    got = by_op(pytester)
+    assert got["abort"].isolation == "adaptive"
+    assert got["abort"].crash is not None and got["abort"].crash.signal == "SIGABRT"
+    assert got["ok"].isolation == "none" and got["ok"].status is Status.PASSED
+    decisions = pytester.path / "results" / f"{run_key}_adaptive_isolation.json"
+    data = json.loads(decisions.read_text())
+    assert [d["case_id"] for d in data["decisions"]] == [abort_id]
+    assert data["decisions"][0]["evidence"][0]["evidence"] == "crash_record"
+
+
+def test_bad_ledger_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A malformed project ledger stops the run naming the file, the rule and key."""
+    write_manifest(pytester, ["ok"])
+    (pytester.path / "known_segfaults.json").write_text('{"rules": [{"id": "x"}]}')
+    result = run(pytester, "--isolate", "ledger")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "known_segfaults.json" in result.stderr.str()
+    assert "rule 0 (id 'x')" in result.stderr.str()
