@@ -44,8 +44,11 @@ def test_other_absolute_paths_keep_only_their_file_name() -> None:
 
 
 def test_ordinary_slashes_are_left_alone() -> None:
-    """Case ids, ratios, URLs and closing tags are not mistaken for paths."""
-    text = "opinfo/add/forward/float32/0 3/4 https://github.com/a/b </td> a / b"
+    """Case ids, ratios, URLs, closing tags and escaped masks are not paths."""
+    text = (
+        "opinfo/add/forward/float32/0 3/4 https://github.com/a/b </td> a / b "
+        "&lt;site-packages&gt;/torch/x.py"
+    )
     assert scrub_text(text, IDENT) == text
 
 

@@ -33,11 +33,12 @@ MIN_NAME = 3
 
 _SEGMENT = r"[\w.+@%~=,-]+"
 # An absolute POSIX path: a '/' that does not follow a word, URL, tag or path
-# character, then path segments. "1/2", "</td>", "https://x" and "a/b" do not match.
+# character, then path segments. "1/2", "</td>", "https://x" and "a/b" do not match,
+# nor an already masked path escaped in HTML ("&lt;path&gt;/x").
 # The lookbehind comes after the literal '/' so the regex engine can jump between
 # slashes instead of trying every position (ten times faster on a large journal).
 _POSIX_PATH = re.compile(
-    r"/(?<![\w.:/<>~*\\\-\]\)]/)(?=[A-Za-z_.~])"
+    r"/(?<![\w.:;/<>~*\\\-\]\)]/)(?=[A-Za-z_.~])"
     + _SEGMENT
     + r"(?:/"
     + _SEGMENT
