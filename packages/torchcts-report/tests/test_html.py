@@ -71,3 +71,29 @@ def test_partial_banner_in_html(tmp_path, syn):
     html = _html(tmp_path, syn, syn.artifact(completed_normally=False))
     assert "<blockquote>" in html
     assert html.index("Partial run") < html.index("<h2>Run</h2>")
+
+
+def test_grid_leaves_out_ops_the_run_filtered_out(tmp_path, syn):
+    """Ops whose cases were all left out by the run's own filters are only counted."""
+    from torchcts_schema import NotRunReason
+
+    recs = [
+        syn.record("add"),
+        syn.record(
+            "zeta",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=NotRunReason.FILTERED_BY_SELECTION,
+        ),
+        syn.record(
+            "div",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=NotRunReason.DTYPE_NOT_SUPPORTED,
+        ),
+    ]
+    html = _html(tmp_path, syn, syn.artifact(recs))
+    grid = html[html.index("<h2>Op by dtype</h2>") :]
+    assert "<tr><th>zeta</th>" not in grid
+    assert "<tr><th>div</th>" in grid
+    assert "1 op(s) whose cases this run's own filters left out entirely" in grid

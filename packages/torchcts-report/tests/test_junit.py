@@ -106,3 +106,53 @@ def test_newlines_in_attributes_survive(tmp_path, syn):
     error = node.find("error")
     assert error is not None and error.get("message") == "E: a b"
     assert "a\nb" in (error.text or "")
+
+
+def _filtered_artifact(syn):  # type: ignore[no-untyped-def]
+    from torchcts_schema import NotRunReason, Status
+
+    left_out = [
+        syn.record(
+            f"other{i}",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=NotRunReason.FILTERED_BY_SELECTION,
+        )
+        for i in range(3)
+    ]
+    excluded = syn.record(
+        "div",
+        status=Status.NOT_RUN,
+        source=None,
+        not_run_reason=NotRunReason.DTYPE_NOT_SUPPORTED,
+    )
+    return syn.artifact([syn.record("add"), excluded, *left_out])
+
+
+def test_cases_the_run_filtered_out_are_counted_not_listed(tmp_path, syn):
+    """filtered_by_selection cases are a count in the properties, not 1 testcase each."""
+    root = _root(tmp_path, syn, _filtered_artifact(syn))
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert names == ["opinfo/add/forward/float32/0", "opinfo/div/forward/float32/0"]
+    assert root.get("tests") == "2" and root.get("skipped") == "1"
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["not_run_filtered_by_selection_unlisted"] == "3"
+
+
+def test_include_filtered_lists_every_case(tmp_path, syn):
+    """With include_filtered, every not_run case is a skipped testcase."""
+    syn.write(tmp_path, _filtered_artifact(syn))
+    xml = render_junit(load_input(tmp_path), include_filtered=True)
+    root = ET.fromstring(xml.encode("utf-8"))
+    assert len(root.findall(".//testcase")) == 5
+    assert root.get("skipped") == "4"
+
+
+def test_cli_junit_all_flag(tmp_path, syn):
+    """render --junit-all lists the filtered cases in the written JUnit file."""
+    from torchcts_report.cli import main
+
+    syn.write(tmp_path, _filtered_artifact(syn))
+    assert main(["render", str(tmp_path), "--junit-all"]) == 0
+    xml = (tmp_path / "simdev_x86-64-2cpu.junit.xml").read_text()
+    assert xml.count("<testcase ") == 5

@@ -39,6 +39,7 @@ def _render(args: argparse.Namespace) -> int:
         Path(args.path),
         run_key=args.run_key,
         out_dir=Path(args.out) if args.out else None,
+        junit_all=args.junit_all,
     )
     for path in paths:
         print(path)
@@ -101,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     render.add_argument("--run-key", help="which run, when the directory holds several")
     render.add_argument("--out", help="directory for the reports (default: beside it)")
+    render.add_argument(
+        "--junit-all",
+        action="store_true",
+        help="list cases the run's own filters left out in the JUnit XML too "
+        "(by default they are only counted)",
+    )
     render.set_defaults(handler=_render)
 
     diff = sub.add_parser("diff", help="compare two runs case by case")

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from html import escape
 
-from torchcts_schema import STATUS_MEANINGS, CaseRecord, Status
+from torchcts_schema import STATUS_MEANINGS, CaseRecord, NotRunReason, Status
 
 from torchcts_report.tallies import NONE_LABEL
 from torchcts_report.text import clean
@@ -55,12 +55,26 @@ def grid_css() -> str:
 def render_grid(records: Iterable[CaseRecord]) -> str:
     """The legend and the grid as an HTML fragment."""
     cells: dict[tuple[str, str], Counter[Status]] = {}
+    hidden: set[str] = set()
     for record in records:
-        key = (clean(record.op) or NONE_LABEL, clean(record.dtype or NONE_LABEL))
+        op = clean(record.op) or NONE_LABEL
+        if (
+            record.status is Status.NOT_RUN
+            and record.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
+        ):
+            hidden.add(op)  # outside what this run asked for
+            continue
+        key = (op, clean(record.dtype or NONE_LABEL))
         cells.setdefault(key, Counter())[record.status] += 1
     ops = sorted({op for op, _ in cells})
+    hidden -= set(ops)
     dtypes = sorted({dt for _, dt in cells}, key=lambda d: (d == NONE_LABEL, d))
     parts = ['<section class="grid">', "<h2>Op by dtype</h2>", _legend()]
+    if hidden:
+        parts.append(
+            f"<p>{len(hidden)} op(s) whose cases this run's own filters left out "
+            "entirely are not shown; the count tables include them.</p>"
+        )
     if not cells:
         parts += ["<p>No cases.</p>", "</section>"]
         return "\n".join(parts)

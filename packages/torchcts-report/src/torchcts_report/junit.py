@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from torchcts_schema import NOT_RUN_MEANINGS, CaseRecord, RunMetadata, Status
+from torchcts_schema import (
+    NOT_RUN_MEANINGS,
+    CaseRecord,
+    NotRunReason,
+    RunMetadata,
+    Status,
+)
 
 from torchcts_report.clusters import rerun_command
 from torchcts_report.inputs import ReportInput
@@ -41,25 +47,44 @@ def text(value: object) -> str:
     return clean(value).translate(_TEXT)
 
 
-def render_junit(report: ReportInput) -> str:
-    """The JUnit XML document as text."""
+def render_junit(report: ReportInput, *, include_filtered: bool = False) -> str:
+    """The JUnit XML document as text.
+
+    Cases this run's own command-line filter left out (``filtered_by_selection``) are
+    not part of the run that was asked for: a focused run of four cases would
+    otherwise list hundreds of thousands of skips and exceed what CI systems accept.
+    They are counted in each suite's properties instead; `include_filtered` lists
+    them too. Every other not_run reason is listed case by case.
+    """
     meta = report.artifact.metadata
     suites: dict[str, list[CaseRecord]] = {}
+    filtered: Counter[str] = Counter()
     for record in report.artifact.records:
+        if not include_filtered and is_filtered(record):
+            filtered[record.suite] += 1
+            continue
         suites.setdefault(record.suite, []).append(record)
-    totals = _totals(report.artifact.records)
+    listed = [r for records in suites.values() for r in records]
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f"<testsuites name={attr('torchcts ' + report.run_key)}{totals}>",
+        f"<testsuites name={attr('torchcts ' + report.run_key)}{_totals(listed)}>",
     ]
-    for suite in sorted(suites):
-        records = sorted(suites[suite], key=lambda r: r.case_id)
+    for suite in sorted(suites.keys() | filtered.keys()):
+        records = sorted(suites.get(suite, []), key=lambda r: r.case_id)
         lines.append(f"  <testsuite name={attr(suite)}{_totals(records)}>")
-        lines.append(_properties(meta))
+        lines.append(_properties(meta, filtered.get(suite, 0)))
         lines.extend(_testcase(meta, r) for r in records)
         lines.append("  </testsuite>")
     lines.append("</testsuites>")
     return "\n".join(lines) + "\n"
+
+
+def is_filtered(record: CaseRecord) -> bool:
+    """Left out by the run's own command-line filter (not by the manifest)."""
+    return (
+        record.status is Status.NOT_RUN
+        and record.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
+    )
 
 
 def _totals(records: list[CaseRecord]) -> str:
@@ -74,7 +99,7 @@ def _totals(records: list[CaseRecord]) -> str:
     )
 
 
-def _properties(meta: RunMetadata) -> str:
+def _properties(meta: RunMetadata, filtered: int) -> str:
     pairs = [
         ("backend", meta.backend),
         ("device", meta.device),
@@ -83,6 +108,7 @@ def _properties(meta: RunMetadata) -> str:
         ("torchcts_version", meta.torchcts_version),
         ("manifest_digest", meta.manifest_digest),
         ("completed_normally", str(meta.completed_normally).lower()),
+        ("not_run_filtered_by_selection_unlisted", str(filtered)),
     ]
     props = "".join(
         f"      <property name={attr(k)} value={attr(v)}/>\n" for k, v in pairs

@@ -13,12 +13,17 @@ from torchcts_report.junit import render_junit
 from torchcts_report.scorecard import render_markdown
 
 
-def render_reports(report: ReportInput, out_dir: Path) -> list[Path]:
+def render_reports(
+    report: ReportInput, out_dir: Path, *, junit_all: bool = False
+) -> list[Path]:
     """Write ``<key>.md``, ``<key>.html`` and ``<key>.junit.xml``; return their paths."""
     outputs = [
         (out_dir / f"{report.run_key}.md", render_markdown(report)),
         (out_dir / f"{report.run_key}.html", render_html(report)),
-        (out_dir / f"{report.run_key}.junit.xml", render_junit(report)),
+        (
+            out_dir / f"{report.run_key}.junit.xml",
+            render_junit(report, include_filtered=junit_all),
+        ),
     ]
     mode = _shared_mode()
     for path, text in outputs:
@@ -36,9 +41,13 @@ def _shared_mode() -> int:
 
 
 def render_path(
-    path: Path, *, run_key: str | None = None, out_dir: Path | None = None
+    path: Path,
+    *,
+    run_key: str | None = None,
+    out_dir: Path | None = None,
+    junit_all: bool = False,
 ) -> list[Path]:
     """Load what `path` designates and write its reports (beside it by default)."""
     report = load_input(path, run_key=run_key)
     target = path if path.is_dir() else results_dir_of(path)
-    return render_reports(report, out_dir or target)
+    return render_reports(report, out_dir or target, junit_all=junit_all)
