@@ -17,6 +17,10 @@ from torchcts_schema.vocabulary import Status
 
 RESULT_FORMAT = "torchcts-result"
 FORMAT_VERSION = 1
+# Plain JSON repeats ~20 key names (>= 250 bytes) in every record; compact pays a fixed
+# ~1.5 kB of column specs and never stores a value longer than plain does. From this
+# many records on compact is always smaller, so auto skips building the plain text.
+ALWAYS_COMPACT_FROM = 16
 
 
 @dataclass
@@ -59,7 +63,10 @@ def encode_artifact(
         **(extra or {}),
     }
     meta = artifact.metadata.to_dict()
-    if encoding == "compact":
+    if encoding == "compact" or (
+        encoding == "auto"
+        and len(artifact.results) + len(artifact.not_run) >= ALWAYS_COMPACT_FROM
+    ):
         return _compact(head, artifact)
     plain = _dumps(
         {

@@ -42,7 +42,7 @@ class CrashInfo:
         """Inverse of `to_dict`; a wrong kind names the value."""
         _check_keys(cls, data, "crash")
         return cls(
-            kind=_enum(CrashKind, data.get("kind"), "crash.kind"),
+            kind=_enum(CrashKind, data.get("kind"), None, "crash.kind"),
             signal=data.get("signal"),
             exit_code=data.get("exit_code"),
             detail=data.get("detail", ""),
@@ -89,12 +89,13 @@ class CaseRecord:
         """Inverse of `to_dict`; an unknown key or bad value raises `ArtifactError`."""
         if not isinstance(data, dict):
             raise ArtifactError(None, f"case record is not an object: {data!r:.80}")
-        _check_keys(cls, data, "case record")
+        if not data.keys() <= _CASE_FIELD_SET:
+            _check_keys(cls, data, "case record")
         for required in ("case_id", "status"):
             if required not in data:
                 raise ArtifactError(None, f"case record lacks '{required}'")
         crash = data.get("crash")
-        where = f"case {data['case_id']!r}"
+        where = data["case_id"]  # formatted into a message only on error
         return cls(
             case_id=data["case_id"],
             node_id=data.get("node_id", ""),
@@ -103,9 +104,9 @@ class CaseRecord:
             dtype=data.get("dtype"),
             sample=data.get("sample"),
             level=data.get("level", 1),
-            status=_enum(Status, data["status"], f"{where} status"),
+            status=_enum(Status, data["status"], where, "status"),
             expected_source=_opt_enum(
-                ExpectedSource, data.get("expected_source"), f"{where} expected_source"
+                ExpectedSource, data.get("expected_source"), where, "expected_source"
             ),
             suite=data.get("suite", "opinfo"),
             mismatch=data.get("mismatch"),
@@ -114,9 +115,9 @@ class CaseRecord:
             crash=CrashInfo.from_dict(crash) if crash is not None else None,
             duration_s=data.get("duration_s"),
             isolation=data.get("isolation", "none"),
-            next_fix=_opt_enum(NextFix, data.get("next_fix"), f"{where} next_fix"),
+            next_fix=_opt_enum(NextFix, data.get("next_fix"), where, "next_fix"),
             not_run_reason=_opt_enum(
-                NotRunReason, data.get("not_run_reason"), f"{where} not_run_reason"
+                NotRunReason, data.get("not_run_reason"), where, "not_run_reason"
             ),
             detail=data.get("detail"),
             worker=data.get("worker"),
@@ -125,6 +126,7 @@ class CaseRecord:
 
 
 _CASE_FIELDS = tuple(f.name for f in fields(CaseRecord))
+_CASE_FIELD_SET = frozenset(_CASE_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,15 +190,20 @@ def _check_keys(cls: type, data: JsonDict, what: str) -> None:
         raise ArtifactError(None, f"{what} has unknown key(s): {', '.join(unknown)}")
 
 
-def _enum(kind: type[E], value: Any, where: str) -> E:
-    try:
-        return kind(value)
-    except ValueError:
+def _enum(kind: type[E], value: Any, where: Any, key: str) -> E:
+    member = kind._value2member_map_.get(value) if isinstance(value, str) else None
+    if member is None:
         allowed = ", ".join(m.value for m in kind)
         raise ArtifactError(
-            None, f"{where}: {value!r} is not one of {allowed}"
+            None, f"{where_text(where)}{key}: {value!r} is not one of {allowed}"
         ) from None
+    return member  # type: ignore[return-value]
 
 
-def _opt_enum(kind: type[E], value: Any, where: str) -> E | None:
-    return None if value is None else _enum(kind, value, where)
+def where_text(case_id: Any) -> str:
+    """Prefix naming the case in an error message, if there is one."""
+    return "" if case_id is None else f"case {case_id!r} "
+
+
+def _opt_enum(kind: type[E], value: Any, where: Any, key: str) -> E | None:
+    return None if value is None else _enum(kind, value, where, key)
