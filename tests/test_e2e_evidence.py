@@ -99,11 +99,14 @@ def test_segfault_candidate_repro_crashes_alone(project: Path, tmp_path: Path) -
     case = _segfaulted_case(project)
     made = _evidence("crash-candidate", case, "--out", "cand", cwd=project)
     assert made.returncode == 0, made.stderr
-    (packet_path,) = (project / "cand").glob("*.json")
+    (packet_path,) = [
+        p for p in (project / "cand").glob("*.json") if ".artifact." not in p.name
+    ]
     packet = json.loads(packet_path.read_text())
     assert packet["crash"]["signal"] == "SIGSEGV"
     assert packet["node_id"] == "torchcts::" + case
     assert packet["repro_script"], "the runner recorded no repro script"
+    assert (project / "cand" / packet["latest_artifact"]).exists()
     (repro,) = (project / "cand").glob("*.py")
     alone = tmp_path / repro.name
     shutil.copy(repro, alone)

@@ -68,7 +68,10 @@ def test_crash_candidate_and_accept(
     make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     assert main(["crash-candidate", CRASH_CASE]) == 0
-    packet = next(tmp_path.glob("crash-candidate-*.json"))
+    packet = tmp_path / "crash-candidate-opinfo-mul-forward-float32-0.json"
+    assert (
+        tmp_path / "crash-candidate-opinfo-mul-forward-float32-0.artifact.json"
+    ).exists()
     assert next(tmp_path.glob("crash-candidate-*.py")).exists()
     assert main(["crash-candidate", "--accept", packet.name]) == 1  # not reviewed
     args = [

@@ -17,7 +17,7 @@ from torchcts_evidence import (
     build_packet,
     write_packet,
 )
-from torchcts_schema import load_known_crash_rules
+from torchcts_schema import load_known_crash_rules, load_result
 
 from .builders import CRASH_CASE, make_project, write_crash_record
 
@@ -28,8 +28,9 @@ REVIEW = {"reason": "segfault in mul kernel", "owner": "simdev team",
 
 def _packet(tmp_path: Path, **kw: object) -> tuple[Path, Path | None]:
     project = make_project(tmp_path / "p", **kw)  # type: ignore[arg-type]
-    packet = build_packet(project.results, CRASH_CASE, IDENT)
-    return write_packet(packet, tmp_path / "out")
+    written = write_packet(build_packet(project.results, CRASH_CASE, IDENT), tmp_path)
+    repro = [p for p in written if p.suffix == ".py"]
+    return written[0], repro[0] if repro else None
 
 
 def test_packet_holds_what_the_results_page_asks_for(tmp_path: Path) -> None:
@@ -45,7 +46,10 @@ def test_packet_holds_what_the_results_page_asks_for(tmp_path: Path) -> None:
     assert packet["node_id"] == "torchcts::" + CRASH_CASE
     assert packet["crash"]["signal"] == "SIGSEGV"
     assert packet["runlog_tail"][0] == f"start {CRASH_CASE}"
-    assert packet["latest_artifact"]["format"] == "torchcts-result"
+    artifact = load_result(path.with_name(packet["latest_artifact"]))
+    assert artifact.metadata.run_key == packet["run_key"]
+    assert packet["run_metadata"]["backend"] == "simdev"
+    assert oct(path.stat().st_mode & 0o777) == "0o644"
     assert packet["case_record"]["status"] == "crashed"
     rule = packet["proposed_rule"]
     assert rule["match"] == {"node_id": "torchcts::" + CRASH_CASE}
@@ -56,8 +60,8 @@ def test_packet_holds_what_the_results_page_asks_for(tmp_path: Path) -> None:
 def test_node_id_finds_the_same_record(tmp_path: Path) -> None:
     """The case may be named by its pytest node id."""
     project = make_project(tmp_path / "p")
-    packet = build_packet(project.results, "torchcts::" + CRASH_CASE, IDENT)
-    assert packet["case_id"] == CRASH_CASE
+    candidate = build_packet(project.results, "torchcts::" + CRASH_CASE, IDENT)
+    assert candidate.packet["case_id"] == CRASH_CASE
 
 
 def test_case_without_crash_record_is_refused(tmp_path: Path) -> None:
@@ -85,8 +89,8 @@ def test_future_imports_are_hoisted(tmp_path: Path) -> None:
     write_crash_record(
         project.results, script="from __future__ import annotations\nx: int = 1\n"
     )
-    _, repro = write_packet(build_packet(project.results, CRASH_CASE, IDENT), tmp_path)
-    assert repro is not None
+    written = write_packet(build_packet(project.results, CRASH_CASE, IDENT), tmp_path)
+    (repro,) = [p for p in written if p.suffix == ".py"]
     done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True)
     assert done.returncode == 0 and "without crashing" in done.stdout
 
@@ -94,7 +98,8 @@ def test_future_imports_are_hoisted(tmp_path: Path) -> None:
 def test_packet_is_scrubbed(tmp_path: Path) -> None:
     """Planted identity in stderr and the runlog does not reach the packet."""
     path, _ = _packet(tmp_path, message="on planted-host-q7x as planted-user-q7x")
-    assert "planted" not in path.read_text()
+    for written in path.parent.glob("crash-candidate-*"):
+        assert "planted" not in written.read_text()
 
 
 def test_accept_adds_a_validated_rule(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from torchcts_evidence.backend_store import (
     write_index,
 )
 from torchcts_evidence.crash import (
+    Candidate,
     build_packet,
     find_crash_record,
     wrap_repro,
@@ -41,6 +42,7 @@ __all__ = [
     "SUBMISSION_FORMAT",
     "SUBMISSION_VERSION",
     "BuiltArchive",
+    "Candidate",
     "EvidenceError",
     "HostIdentity",
     "Limits",

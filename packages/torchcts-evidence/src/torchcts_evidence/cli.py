@@ -105,16 +105,17 @@ def _crash_candidate(args: argparse.Namespace) -> int:
         raise EvidenceError(
             "crash-candidate needs a CASE (case id or node id) or --accept"
         )
-    packet = build_packet(args.results, args.case, identity, run_key=args.run_key)
-    target, repro = write_packet(packet, args.out)
-    print(f"wrote {target}")
-    if repro is not None:
-        print(f"wrote {repro} (standalone: python {repro.name})")
-    else:
+    candidate = build_packet(args.results, args.case, identity, run_key=args.run_key)
+    written = write_packet(candidate, args.out)
+    for path in written:
+        note = " (standalone: python " + path.name + ")" if path.suffix == ".py" else ""
+        print(f"wrote {path}{note}")
+    if not candidate.packet.get("repro_script"):
         print(
             "the crash record has no standalone repro script; the packet keeps "
             "the repro command"
         )
+    target = written[0]
     print(
         "review the packet's proposed_rule (reason, owner, review_after), then send "
         "it; a maintainer adds it with: torchcts-evidence crash-candidate --accept "

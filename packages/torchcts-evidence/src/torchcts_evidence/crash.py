@@ -9,17 +9,21 @@ and then accepts with ``--accept``. Everything is scrubbed of host identity.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    RunArtifact,
     case_id_for_node,
     encode_artifact,
     load_result,
+    resolve_reference,
     slug,
     split_case_id,
     write_atomic,
@@ -77,15 +81,23 @@ def find_crash_record(
     return matches[0]
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A packet and the latest result artifact that travels beside it (scrubbed)."""
+
+    packet: dict[str, Any]
+    artifact_text: str | None
+
+
 def build_packet(
     results_dir: Path, case: str, identity: HostIdentity, run_key: str | None = None
-) -> dict[str, Any]:
+) -> Candidate:
     """The candidate packet for `case`, scrubbed, with a proposed rule to review."""
     key, record = find_crash_record(results_dir, case, run_key)
     case_id = str(record["case_id"])
     env = record.get("environment") or {}
     crash = record.get("crash") or {}
-    artifact_json: Any = None
+    artifact_text: str | None = None
     case_record: CaseRecord | None = None
     command = ""
     try:
@@ -93,7 +105,7 @@ def build_packet(
     except (ArtifactError, TypeError, ValueError, AttributeError, KeyError):
         artifact = None  # the packet still carries the crash record itself
     if artifact is not None:
-        artifact_json = json.loads(encode_artifact(artifact))
+        artifact_text = _artifact_text(results_dir, key, artifact)
         command = artifact.metadata.command
         case_record = next((r for r in artifact.records if r.case_id == case_id), None)
         env = {
@@ -124,27 +136,51 @@ def build_packet(
         "stderr_tail": record.get("stderr_tail"),
         "traceback": record.get("traceback"),
         "case_record": case_record.to_dict() if case_record else None,
-        "latest_artifact": artifact_json,
+        "run_metadata": artifact.metadata.to_dict() if artifact else None,
+        "latest_artifact": None,  # the file name, once written beside the packet
         "repro_script": wrap_repro(script, case_id, env, crash) if script else None,
         "proposed_rule": _proposed_rule(case_id, env, crash),
     }
-    return json.loads(scrub_text(json.dumps(packet), identity))  # type: ignore[no-any-return]
+    clean = json.loads(scrub_text(json.dumps(packet), identity))
+    text = scrub_text(artifact_text, identity) if artifact_text is not None else None
+    return Candidate(clean, text)
 
 
-def write_packet(packet: dict[str, Any], out_dir: Path) -> tuple[Path, Path | None]:
-    """``crash-candidate-<case>.json`` and, when there is one, ``.py`` beside it."""
+def write_packet(candidate: Candidate, out_dir: Path) -> list[Path]:
+    """``crash-candidate-<case>.json``, its ``.py`` repro and ``.artifact.json``
+    (those two when there is one); returns the files written, packet first."""
+    packet = dict(candidate.packet)
     stem = "crash-candidate-" + slug(packet["case_id"])
-    target = out_dir / f"{stem}.json"
-    repro: Path | None = None
+    written = [out_dir / f"{stem}.json"]
     if packet.get("repro_script"):
         repro = out_dir / f"{stem}.py"
-        packet = {
-            **packet,
-            "proposed_rule": {**packet["proposed_rule"], "repro": repro.name},
-        }
-        write_atomic(repro, packet["repro_script"])
-    write_atomic(target, json.dumps(packet, indent=1, sort_keys=True) + "\n")
-    return target, repro
+        packet["proposed_rule"] = {**packet["proposed_rule"], "repro": repro.name}
+        _write_shared(repro, packet["repro_script"])
+        written.append(repro)
+    if candidate.artifact_text is not None:
+        artifact = out_dir / f"{stem}.artifact.json"
+        packet["latest_artifact"] = artifact.name
+        _write_shared(artifact, candidate.artifact_text)
+        written.append(artifact)
+    _write_shared(written[0], json.dumps(packet, indent=1, sort_keys=True) + "\n")
+    return written
+
+
+def _write_shared(path: Path, text: str) -> None:
+    # atomic writes start as private temp files (0600); these are meant to be sent
+    write_atomic(path, text)
+    os.chmod(path, 0o644)
+
+
+def _artifact_text(results_dir: Path, key: str, artifact: RunArtifact) -> str:
+    """The canonical artifact's own text when the latest file names one, else the
+    artifact the loader rebuilt (an interrupted run), encoded the same way."""
+    latest = results_dir / f"{key}_latest.json"
+    if latest.exists():
+        target = resolve_reference(latest)
+        if target != latest:
+            return target.read_text(encoding="utf-8")
+    return encode_artifact(artifact)
 
 
 def wrap_repro(
