@@ -39,6 +39,7 @@ from torchcts_isolate import (
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    CrashInfo,
     CrashKind,
     Manifest,
     NextFix,
@@ -53,7 +54,7 @@ from torchcts_runner.backend import ensure_backend
 from torchcts_runner.casesource import CaseSpecLike, load_case_source, spec_fields
 from torchcts_runner.crashes import environment_summary
 from torchcts_runner.runlog import runlog_path, tail_lines
-from torchcts_runner.timeouts import grace_for
+from torchcts_runner.timeouts import HARD_TIMEOUT_EXIT, grace_for
 
 ISOLATE_MODES = ("none", "ledger", "adaptive", "all")
 DEFAULT_ISOLATE = "adaptive"  # the contract's default: ledger rules plus adaptive
@@ -171,9 +172,10 @@ class IsolationPolicy:
         heartbeat = float(limits.get("hang_heartbeat_s") or limit)
         outcome = self._start_pool().run(
             payload,
-            # the child's own limit fires first and returns a timeout record; the
-            # watchdog ends a child that could not even do that
-            timeout_s=limit + grace_for(limit),
+            # the child's own limit fires first and returns a timeout record; this
+            # watchdog ends a child that could not even do that, before the child's
+            # own stage-two watchdog would end itself with a bare exit status
+            timeout_s=limit + max(0.5, grace_for(limit) / 2),
             heartbeat_s=heartbeat,
         )
         return self.record_for(spec, outcome, mode)
@@ -195,6 +197,12 @@ class IsolationPolicy:
             return record
         crash = outcome.crash_info()
         assert crash is not None
+        if outcome.exit_code == HARD_TIMEOUT_EXIT:  # the child's own watchdog
+            crash = CrashInfo(
+                CrashKind.TIMEOUT,
+                exit_code=outcome.exit_code,
+                detail="the case outlived its limit and the child's watchdog ended it",
+            )
         if crash.kind is CrashKind.SUBPROCESS and outcome.exception is not None:
             return self._harness_error(spec, outcome, mode, worker, outcome.exception)
         record = CaseRecord(
