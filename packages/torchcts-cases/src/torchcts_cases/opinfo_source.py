@@ -135,11 +135,32 @@ def variant_counts(op: Any, dtype: torch.dtype) -> tuple[dict[str, int], str | N
         counts["method"] = count
     if op.inplace_variant is not None:
         counts["inplace"] = count
-    if op.supports_out:
+    if op.supports_out and count and _returns_tensors(op, dtype):
         counts["out"] = count
     if op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):
-        counts["backward"] = count
+        # requires_grad samples can differ in number from the plain ones
+        try:
+            counts["backward"] = sum(1 for _ in _samples(op, dtype, requires_grad=True))
+        except Exception as exc:
+            return counts, f"backward samples: {type(exc).__name__}: {exc}"[:300]
     return {k: v for k, v in counts.items() if v}, None
+
+
+def _returns_tensors(op: Any, dtype: torch.dtype) -> bool:
+    """Whether the functional op returns tensors (out= needs them; ``equal`` does not).
+
+    Decided on the first sample; an op that raises there keeps its out= cases, whose
+    reference then reports the problem.
+    """
+    try:
+        sample = next(iter(_samples(op, dtype, requires_grad=False)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = op.op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:
+        return True
+    items = result if isinstance(result, list | tuple) else [result]
+    return all(isinstance(r, torch.Tensor) for r in items)
 
 
 def error_count(op: Any) -> tuple[int, str | None]:

@@ -42,6 +42,8 @@ def _tensor(
 ) -> torch.Tensor:
     if id(t) in memo:
         return memo[id(t)]
+    if t.device.type != "cpu":
+        return t  # built on another device on purpose (device-mismatch error inputs)
     base = t._base
     if (
         base is not None
