@@ -9,7 +9,6 @@ broken driver does, and it is what the harness's isolation must survive.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 import torch
@@ -86,7 +85,8 @@ def hang_holding_gil() -> None:
     ``ctypes.PyDLL`` calls keep the GIL; relocking a non-recursive pthread mutex that
     this thread already holds deadlocks in the kernel, and signals do not end the wait.
     """
-    libc = ctypes.PyDLL(ctypes.util.find_library("c") or None)
+    # dlopen(NULL): the process's own symbols, libc's pthread functions among them.
+    libc = ctypes.PyDLL(None)
     mutex = ctypes.create_string_buffer(128)
     libc.pthread_mutex_init(mutex, None)
     libc.pthread_mutex_lock(mutex)
