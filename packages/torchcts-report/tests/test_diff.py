@@ -35,6 +35,39 @@ def _pair(syn):  # type: ignore[no-untyped-def]
     return old, new
 
 
+def test_coverage_changes_are_not_regressions(syn):
+    """Executed -> not_run is 'stopped running', not_run -> passed is 'started'."""
+    from torchcts_schema import NotRunReason
+
+    skip = {
+        "status": Status.NOT_RUN,
+        "source": None,
+        "not_run_reason": NotRunReason.FILTERED_BY_SELECTION,
+    }
+    old = syn.artifact(
+        [
+            syn.record("a"),
+            syn.record("b", **skip),
+            syn.record("c", status=Status.FAILED, mismatch="x"),
+        ]
+    )
+    new = syn.artifact(
+        [
+            syn.record("a", **skip),
+            syn.record("b"),
+            syn.record("c", status=Status.SKIPPED),
+        ]
+    )
+    diff = diff_artifacts(old, new)
+    assert not diff.regressions and not diff.fixes
+    assert [e[0].split("/")[1] for e in diff.stopped] == ["a", "c"]
+    assert [e[0].split("/")[1] for e in diff.started] == ["b"]
+    result = check_guards(diff, max_vanished_share=0.5, max_regressed_share=0.0)
+    assert result.breaches == (
+        "2 of 3 case(s) vanished or stopped running (66.67%), above the limit of 50.00%",
+    )
+
+
 def test_categories(syn):
     """Each case lands in exactly the category its two statuses imply."""
     old, new = _pair(syn)
@@ -76,7 +109,7 @@ def test_guards_trip_above_their_share(syn):
     assert check_guards(diff, max_vanished_share=1 / 7, max_regressed_share=2 / 7).ok
     result = check_guards(diff, max_vanished_share=0.1, max_regressed_share=0.2)
     assert len(result.breaches) == 2
-    assert "1 of 7 case(s) vanished (14.29%)" in result.breaches[0]
+    assert "1 of 7 case(s) vanished or stopped running (14.29%)" in result.breaches[0]
     assert "2 of 7 case(s) regressed" in result.breaches[1]
 
 

@@ -2,7 +2,9 @@
 
 A backend change that makes many cases vanish (a collection error, a narrowed
 manifest) looks like progress if only failures are counted, so the diff counts
-vanished cases too and the guard can fail CI on either share.
+vanished cases too and the guard can fail CI on either share. A case that stops
+running (executed before, not_run or skipped now) is lost coverage, not a regression
+of the backend, so it is its own category and counts towards the vanished guard.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class RunDiff:
     regressions: list[tuple[str, Status, Status]] = field(default_factory=list)
     fixes: list[tuple[str, Status, Status]] = field(default_factory=list)
     changes: list[tuple[str, Status, Status]] = field(default_factory=list)
+    stopped: list[tuple[str, Status, Status]] = field(default_factory=list)
+    started: list[tuple[str, Status, Status]] = field(default_factory=list)
     new: list[tuple[str, Status]] = field(default_factory=list)
     vanished: list[tuple[str, Status]] = field(default_factory=list)
 
@@ -45,14 +49,27 @@ def diff_artifacts(old: RunArtifact, new: RunArtifact) -> RunDiff:
         elif now is None and was is not None:
             out.vanished.append((case_id, was))
         elif was is not None and now is not None and was is not now:
-            entry = (case_id, was, now)
-            if was is Status.PASSED:
-                out.regressions.append(entry)
-            elif now is Status.PASSED:
-                out.fixes.append(entry)
-            else:
-                out.changes.append(entry)
+            _classify(out, (case_id, was, now))
     return out
+
+
+EXECUTED = frozenset(
+    {Status.PASSED, Status.FAILED, Status.ERROR, Status.UNSUPPORTED, Status.CRASHED}
+)
+
+
+def _classify(out: RunDiff, entry: tuple[str, Status, Status]) -> None:
+    _, was, now = entry
+    if was in EXECUTED and now not in EXECUTED:
+        out.stopped.append(entry)
+    elif was not in EXECUTED and now in EXECUTED:
+        out.started.append(entry)
+    elif was is Status.PASSED:
+        out.regressions.append(entry)
+    elif now is Status.PASSED:
+        out.fixes.append(entry)
+    else:
+        out.changes.append(entry)
 
 
 def _by_case(records: list[CaseRecord]) -> dict[str, Status]:
@@ -80,7 +97,11 @@ def check_guards(
     """Compare the vanished and regressed shares against their limits."""
     breaches = []
     for name, count, limit in (
-        ("vanished", len(diff.vanished), max_vanished_share),
+        (
+            "vanished or stopped running",
+            len(diff.vanished) + len(diff.stopped),
+            max_vanished_share,
+        ),
         ("regressed", len(diff.regressions), max_regressed_share),
     ):
         if limit is not None and diff.share(count) > limit:
@@ -111,6 +132,8 @@ def render_diff(diff: RunDiff, old: RunArtifact, new: RunArtifact) -> str:
         ["regressions (passed before, not now)", str(len(diff.regressions))],
         ["fixes (passing now, not before)", str(len(diff.fixes))],
         ["other status changes", str(len(diff.changes))],
+        ["stopped running (executed before, not now)", str(len(diff.stopped))],
+        ["started running (executed now, not before)", str(len(diff.started))],
         ["new cases", str(len(diff.new))],
         ["vanished cases", str(len(diff.vanished))],
     ]
@@ -147,6 +170,8 @@ def render_diff(diff: RunDiff, old: RunArtifact, new: RunArtifact) -> str:
         ("Regressions", diff.regressions),
         ("Fixes", diff.fixes),
         ("Other status changes", diff.changes),
+        ("Stopped running", diff.stopped),
+        ("Started running", diff.started),
     ):
         parts += ["", f"## {title}", "", _transitions(items)]
     for title, singles in (("New cases", diff.new), ("Vanished cases", diff.vanished)):
