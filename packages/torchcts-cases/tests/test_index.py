@@ -83,3 +83,22 @@ def test_unknown_shard_is_refused(builds: list[str]) -> None:
 def test_cache_dir_follows_environment(builds: list[str], tmp_path: Path) -> None:
     """TORCHCTS_CACHE_DIR decides where the index lives."""
     assert tmp_path in index.index_dir().parents
+
+
+def test_packaged_seed_is_used_only_for_the_same_opinfo(
+    builds: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A seed matching torch version and OpInfo fingerprint avoids the cold build."""
+    monkeypatch.setattr(index, "SEED_DIR", tmp_path / "seed")
+    index.write_seed(["float32"])
+    assert builds == ["float32"]
+    monkeypatch.setenv("TORCHCTS_CACHE_DIR", str(tmp_path / "fresh"))
+    index.forget()
+    assert index.shard("float32") == FAKE
+    assert builds == ["float32"]  # came from the seed, not a rebuild
+    monkeypatch.setenv("TORCHCTS_CACHE_DIR", str(tmp_path / "fresh2"))
+    index.forget()
+    index.opinfo_fingerprint.cache_clear()
+    monkeypatch.setattr(index, "opinfo_fingerprint", lambda: "another OpInfo")
+    assert index.shard("float32") == FAKE
+    assert builds == ["float32", "float32"]  # fingerprint differs: rebuilt

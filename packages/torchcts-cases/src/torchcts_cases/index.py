@@ -5,12 +5,21 @@ use and cached under ``$TORCHCTS_CACHE_DIR`` (default ``~/.cache/torchcts``), ke
 the torch version and the index format. Files are written atomically; a file that does
 not parse or does not match its key is rebuilt, never trusted. The manifest never
 changes the index (it only filters it), so one index serves every manifest.
+
+A cold build costs an OpInfo import plus a pass over every sample, per dtype. The
+package ships a seed (``index_seed/<torch version>.json.gz``) for the torch versions it
+was built on; it is used only when the torch version and a fingerprint of OpInfo's
+source files both match, so a different OpInfo never gets stale counts.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +53,7 @@ def shard(name: str) -> dict[str, dict[str, Any]]:
     path = index_dir() / f"{name}.json"
     entries = _read(path, name)
     if entries is None:
-        entries = _build(name)
+        entries = _seeded(name) or _build(name)
         payload = {
             "format": INDEX_FORMAT,
             "version": INDEX_VERSION,
@@ -116,3 +125,68 @@ def _build(name: str) -> dict[str, dict[str, Any]]:
             facts = opinfo_source.describe(op)
             entries[segment] = {**facts, "counts": counts, "problem": problem}
     return entries
+
+
+SEED_DIR = Path(__file__).parent / "index_seed"
+
+
+@functools.cache
+def opinfo_fingerprint() -> str:
+    """sha256 of the OpInfo source files of the installed torch (read, not imported)."""
+    root = Path(torch.__file__).parent / "testing" / "_internal"
+    files = sorted(
+        [root / "common_methods_invocations.py", *(root / "opinfo").rglob("*.py")]
+    )
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.relative_to(root).as_posix().encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _seed_path() -> Path:
+    return SEED_DIR / f"{slug(torch.__version__)}.json.gz"
+
+
+def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
+    """A shard from the packaged seed, when it was built from this exact OpInfo."""
+    try:
+        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
+    except (OSError, ValueError, EOFError):
+        return None
+    if not (
+        isinstance(data, dict)
+        and data.get("format") == INDEX_FORMAT
+        and data.get("version") == INDEX_VERSION
+        and data.get("torch") == torch.__version__
+        and data.get("fingerprint") == opinfo_fingerprint()
+        and isinstance(data.get("shards"), dict)
+    ):
+        return None
+    ops = data["shards"].get(name)
+    if not isinstance(ops, dict) or not all(_valid_entry(v) for v in ops.values()):
+        return None
+    entries: dict[str, dict[str, Any]] = ops
+    return entries
+
+
+def write_seed(names: list[str]) -> Path:
+    """Write the packaged seed from the shards of this machine's cache (maintainers)."""
+    shards = {name: shard(name) for name in names}
+    payload = {
+        "format": INDEX_FORMAT,
+        "version": INDEX_VERSION,
+        "torch": torch.__version__,
+        "fingerprint": opinfo_fingerprint(),
+        "shards": shards,
+    }
+    path = _seed_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    return path
+
+
+if __name__ == "__main__":
+    # python -m torchcts_cases.index float32 int64 ... : refresh the packaged seed
+    print(write_seed(sys.argv[1:] or [OPS_SHARD, ERRORS_SHARD, "float32"]))
