@@ -36,7 +36,8 @@ from torchcts_evidence.scrub import (
 )
 from torchcts_evidence.store_check import check_store
 from torchcts_evidence.summary import format_verification
-from torchcts_evidence.verify import Limits, Verification, verify_archive
+from torchcts_evidence.verify import Verification, verify_archive
+from torchcts_evidence.zipcheck import Limits
 
 __all__ = [
     "SUBMISSION_FORMAT",
