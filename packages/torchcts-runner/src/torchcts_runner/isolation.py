@@ -87,8 +87,6 @@ class IsolationPolicy:
         self.hardware_key = _hardware_key(self.options, manifest)
         self._modes: dict[str, str] = {}
         self._pool: WarmPool | None = None
-        if requested == "all":
-            self._start_pool()  # children import torch while pytest collects
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> IsolationPolicy:
@@ -170,7 +168,7 @@ class IsolationPolicy:
         limit = float(options.get("timeout_s") or self.options.get("timeout_s") or 300)
         limits = self.manifest.resource_limits if self.manifest else {}
         heartbeat = float(limits.get("hang_heartbeat_s") or limit)
-        outcome = self._start_pool().run(
+        outcome = self._start_pool(spec.case_id).run(
             payload,
             # the child's own limit fires first and returns a timeout record; this
             # watchdog ends a child that could not even do that, before the child's
@@ -289,7 +287,10 @@ class IsolationPolicy:
         evidence = path.resolve().relative_to(results.resolve()).as_posix()
         return replace(record, crash=replace(record.crash, evidence=evidence))
 
-    def _start_pool(self) -> WarmPool:
+    def _start_pool(self, warm_case: str) -> WarmPool:
+        """The warm pool, started at the first isolated case; its children warm up on
+        that case's inputs (CPU only), so lazy imports such as the OpInfo database
+        are paid before a child takes cases, never inside a case's limit."""
         if self._pool is None:
             manifest = self.manifest
             source = str(self.options.get("case_source") or "torchcts_cases")
@@ -300,6 +301,7 @@ class IsolationPolicy:
             warm = {
                 "manifest": str(self.options.get("manifest")),
                 "case_source": source,
+                "case_id": warm_case,
             }
             self._pool = WarmPool(
                 CHILD_ENTRY,
@@ -319,18 +321,20 @@ class IsolationPolicy:
 
 def warm_child(args: dict[str, Any]) -> None:
     """Run once in each isolation child before it takes cases: import and configure
-    the backend and let the case source load its catalogue, so that one-time cost
-    never counts against (or times out) the first case. Problems are left for the
-    case to report, exactly as in process."""
+    the backend, let the case source load its catalogue and build one case's inputs
+    (on CPU), so that one-time cost never counts against (or times out) the first
+    case. Problems are left for the cases to report, exactly as in process."""
     manifest = load_manifest(args["manifest"])
     ensure_backend(manifest.backend_import, manifest.backend_options)
+    name = str(args.get("case_source") or "torchcts_cases")
     with contextlib.suppress(Exception):
-        module = importlib.import_module(
-            str(args.get("case_source") or "torchcts_cases")
-        )
-        warm = getattr(module, "warm_up", None)
+        warm = getattr(importlib.import_module(name), "warm_up", None)
         if callable(warm):
             warm()
+    if args.get("case_id"):
+        with contextlib.suppress(Exception):  # inputs on CPU only: nothing runs here
+            source = load_case_source(name)
+            source.prepare(source.get_case(str(args["case_id"])), manifest)
 
 
 def _hardware_key(options: Mapping[str, Any], manifest: Manifest | None) -> str | None:
