@@ -96,4 +96,6 @@ def test_grid_leaves_out_ops_the_run_filtered_out(tmp_path, syn):
     grid = html[html.index("<h2>Op by dtype</h2>") :]
     assert "<tr><th>zeta</th>" not in grid
     assert "<tr><th>div</th>" in grid
-    assert "1 op(s) whose cases this run's own filters left out entirely" in grid
+    assert (
+        "1 op(s) whose cases this run's own selection (filters, level, sample" in grid
+    )

@@ -118,25 +118,33 @@ def _filtered_artifact(syn):  # type: ignore[no-untyped-def]
             source=None,
             not_run_reason=NotRunReason.FILTERED_BY_SELECTION,
         )
-        for i in range(3)
+        for i in range(2)
     ]
+    deep = syn.record(
+        "deep",
+        status=Status.NOT_RUN,
+        source=None,
+        level=5,
+        not_run_reason=NotRunReason.LEVEL_FILTERED,
+    )
     excluded = syn.record(
         "div",
         status=Status.NOT_RUN,
         source=None,
         not_run_reason=NotRunReason.DTYPE_NOT_SUPPORTED,
     )
-    return syn.artifact([syn.record("add"), excluded, *left_out])
+    return syn.artifact([syn.record("add"), excluded, deep, *left_out])
 
 
 def test_cases_the_run_filtered_out_are_counted_not_listed(tmp_path, syn):
-    """filtered_by_selection cases are a count in the properties, not 1 testcase each."""
+    """Cases outside the run's selection are counted per reason, not listed."""
     root = _root(tmp_path, syn, _filtered_artifact(syn))
     names = [c.get("name") for c in root.iter("testcase")]
     assert names == ["opinfo/add/forward/float32/0", "opinfo/div/forward/float32/0"]
     assert root.get("tests") == "2" and root.get("skipped") == "1"
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
-    assert props["not_run_filtered_by_selection_unlisted"] == "3"
+    assert props["unlisted_not_run.filtered_by_selection"] == "2"
+    assert props["unlisted_not_run.level_filtered"] == "1"
 
 
 def test_include_filtered_lists_every_case(tmp_path, syn):

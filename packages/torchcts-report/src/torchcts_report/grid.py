@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Iterable
 from html import escape
 
-from torchcts_schema import STATUS_MEANINGS, CaseRecord, NotRunReason, Status
+from torchcts_schema import STATUS_MEANINGS, CaseRecord, Status
 
-from torchcts_report.tallies import NONE_LABEL
+from torchcts_report.tallies import NONE_LABEL, outside_selection
 from torchcts_report.text import clean
 
 SEVERITY: tuple[Status, ...] = (
@@ -58,10 +58,7 @@ def render_grid(records: Iterable[CaseRecord]) -> str:
     hidden: set[str] = set()
     for record in records:
         op = clean(record.op) or NONE_LABEL
-        if (
-            record.status is Status.NOT_RUN
-            and record.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
-        ):
+        if outside_selection(record):
             hidden.add(op)  # outside what this run asked for
             continue
         key = (op, clean(record.dtype or NONE_LABEL))
@@ -72,8 +69,9 @@ def render_grid(records: Iterable[CaseRecord]) -> str:
     parts = ['<section class="grid">', "<h2>Op by dtype</h2>", _legend()]
     if hidden:
         parts.append(
-            f"<p>{len(hidden)} op(s) whose cases this run's own filters left out "
-            "entirely are not shown; the count tables include them.</p>"
+            f"<p>{len(hidden)} op(s) whose cases this run's own selection (filters, "
+            "level, sample limit) left out entirely are not shown, nor are such cases "
+            "in the cells; the count tables include them.</p>"
         )
     if not cells:
         parts += ["<p>No cases.</p>", "</section>"]

@@ -12,13 +12,13 @@ from collections import Counter
 from torchcts_schema import (
     NOT_RUN_MEANINGS,
     CaseRecord,
-    NotRunReason,
     RunMetadata,
     Status,
 )
 
 from torchcts_report.clusters import rerun_command
 from torchcts_report.inputs import ReportInput
+from torchcts_report.tallies import outside_selection
 from torchcts_report.text import clean, one_line, truncate
 
 MESSAGE_LIMIT = 500
@@ -50,18 +50,19 @@ def text(value: object) -> str:
 def render_junit(report: ReportInput, *, include_filtered: bool = False) -> str:
     """The JUnit XML document as text.
 
-    Cases this run's own command-line filter left out (``filtered_by_selection``) are
-    not part of the run that was asked for: a focused run of four cases would
+    Cases the run's own selection left out (command-line filters, the semantic level,
+    the sample limit) are not part of the run that was asked for: a level-1 run would
     otherwise list hundreds of thousands of skips and exceed what CI systems accept.
-    They are counted in each suite's properties instead; `include_filtered` lists
-    them too. Every other not_run reason is listed case by case.
+    They are counted per reason in each suite's properties instead; `include_filtered`
+    lists them too. Every not_run the backend's manifest causes is listed case by case.
     """
     meta = report.artifact.metadata
     suites: dict[str, list[CaseRecord]] = {}
-    filtered: Counter[str] = Counter()
+    unlisted: dict[str, Counter[str]] = {}
     for record in report.artifact.records:
-        if not include_filtered and is_filtered(record):
-            filtered[record.suite] += 1
+        if not include_filtered and outside_selection(record):
+            reason = record.not_run_reason.value if record.not_run_reason else ""
+            unlisted.setdefault(record.suite, Counter())[reason] += 1
             continue
         suites.setdefault(record.suite, []).append(record)
     listed = [r for records in suites.values() for r in records]
@@ -69,22 +70,14 @@ def render_junit(report: ReportInput, *, include_filtered: bool = False) -> str:
         '<?xml version="1.0" encoding="UTF-8"?>',
         f"<testsuites name={attr('torchcts ' + report.run_key)}{_totals(listed)}>",
     ]
-    for suite in sorted(suites.keys() | filtered.keys()):
+    for suite in sorted(suites.keys() | unlisted.keys()):
         records = sorted(suites.get(suite, []), key=lambda r: r.case_id)
         lines.append(f"  <testsuite name={attr(suite)}{_totals(records)}>")
-        lines.append(_properties(meta, filtered.get(suite, 0)))
+        lines.append(_properties(meta, unlisted.get(suite, Counter())))
         lines.extend(_testcase(meta, r) for r in records)
         lines.append("  </testsuite>")
     lines.append("</testsuites>")
     return "\n".join(lines) + "\n"
-
-
-def is_filtered(record: CaseRecord) -> bool:
-    """Left out by the run's own command-line filter (not by the manifest)."""
-    return (
-        record.status is Status.NOT_RUN
-        and record.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
-    )
 
 
 def _totals(records: list[CaseRecord]) -> str:
@@ -99,7 +92,7 @@ def _totals(records: list[CaseRecord]) -> str:
     )
 
 
-def _properties(meta: RunMetadata, filtered: int) -> str:
+def _properties(meta: RunMetadata, unlisted: Counter[str]) -> str:
     pairs = [
         ("backend", meta.backend),
         ("device", meta.device),
@@ -108,7 +101,7 @@ def _properties(meta: RunMetadata, filtered: int) -> str:
         ("torchcts_version", meta.torchcts_version),
         ("manifest_digest", meta.manifest_digest),
         ("completed_normally", str(meta.completed_normally).lower()),
-        ("not_run_filtered_by_selection_unlisted", str(filtered)),
+        *((f"unlisted_not_run.{k}", str(unlisted[k])) for k in sorted(unlisted)),
     ]
     props = "".join(
         f"      <property name={attr(k)} value={attr(v)}/>\n" for k, v in pairs

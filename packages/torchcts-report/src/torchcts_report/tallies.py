@@ -17,11 +17,21 @@ from torchcts_schema import (
     VARIANT_CAPABILITIES,
     CaseRecord,
     NextFix,
+    NotRunReason,
     Status,
     default_next_fix,
 )
 
 NONE_LABEL = "(none)"
+# not_run reasons that come from the run's own selection (command-line filters, the
+# semantic level, the sample limit), as opposed to what the backend declares
+SELECTION_REASONS: frozenset[NotRunReason] = frozenset(
+    {
+        NotRunReason.FILTERED_BY_SELECTION,
+        NotRunReason.LEVEL_FILTERED,
+        NotRunReason.SAMPLE_LIMIT,
+    }
+)
 STATUSES: tuple[Status, ...] = tuple(Status)
 
 
@@ -36,6 +46,13 @@ class TallyRow:
     def total(self) -> int:
         """Every record in the row."""
         return sum(self.counts)
+
+
+def outside_selection(record: CaseRecord) -> bool:
+    """A not_run case the run's own selection left out (not a backend declaration)."""
+    return (
+        record.status is Status.NOT_RUN and record.not_run_reason in SELECTION_REASONS
+    )
 
 
 def capability_of(record: CaseRecord) -> str:

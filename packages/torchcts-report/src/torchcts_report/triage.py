@@ -23,7 +23,7 @@ from torchcts_schema import (
 
 from torchcts_report.clusters import error_signature, op_family, rerun_command
 from torchcts_report.clusters import normalise_message as _normalise
-from torchcts_report.tallies import next_fix_of
+from torchcts_report.tallies import SELECTION_REASONS, next_fix_of
 
 ACTIONS_PER_CATEGORY = 3
 
@@ -158,11 +158,7 @@ def _support(key: tuple[str, ...], n: int) -> str:
     return f"{advice}: {n} case(s), {because}"
 
 
-_SELECTION = {
-    NotRunReason.FILTERED_BY_SELECTION.value,
-    NotRunReason.LEVEL_FILTERED.value,
-    NotRunReason.SAMPLE_LIMIT.value,
-}
+_SELECTION = {r.value for r in SELECTION_REASONS}
 _SUPPORT_ADVICE = {
     NotRunReason.FILTERED_BY_SELECTION.value: "Left out by this run's own filters; "
     "run without them to cover these",
