@@ -29,6 +29,7 @@ def _args(*extra: str, workers: int) -> list[str]:
     return ["--torchcts-manifest", "manifest.py", *COMMON, *extra, "-n", str(workers)]
 
 
+@pytest.mark.timeout(900)  # selection yields ~10^5 not_run records: seconds of I/O
 def test_simdev_demo_faults_land_with_status_and_details(
     pytester: pytest.Pytester,
 ) -> None:
@@ -62,6 +63,7 @@ def test_simdev_demo_faults_land_with_status_and_details(
     assert load_result(pytester.path / "results").metadata.completed_normally
 
 
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("workers", [0, 2])
 def test_cpu_validation_slice_passes_completely(
     pytester: pytest.Pytester, workers: int

@@ -166,6 +166,7 @@ class ControllerRole:
         for spec in self.plan.planned:
             self.crashes.specs[spec.case_id] = spec
         self.controller.add_not_run(self.plan.not_run)
+        self.controller.reschedule_snapshot()
         if self.local_executor is not None:
             self.account_collected(item.nodeid for item in session.items)
         live = sys.stderr.isatty() and not self.settings.quiet

@@ -123,9 +123,15 @@ class RunController:
             latest_path(self.results_dir, self.run_key), min_interval_s=self._interval
         )
         self.runlog = RunLog(runlog_path(self.results_dir, self.run_key))
-        self._next_snapshot = time.monotonic() + self._interval
+        self._next_snapshot = time.monotonic() + self._first_interval()
         self.scratch.mkdir(parents=True, exist_ok=True)
         return prior
+
+    def _first_interval(self) -> float:
+        """The journal is the per-case durability layer and the loader prefers it when
+        it is newer, so a snapshot of a huge selection (hundreds of thousands of
+        not_run records) waits longer instead of costing seconds early on."""
+        return max(self._interval, len(self.records) / 5000)
 
     def _rotate_previous(self, path: Path) -> None:
         """A fresh run keeps the previous journal beside it, never appends to it."""
@@ -143,6 +149,10 @@ class RunController:
         runlog = runlog_path(self.results_dir, self.run_key)
         runlog.unlink(missing_ok=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def reschedule_snapshot(self) -> None:
+        """Push the first snapshot back after a large batch of not_run records."""
+        self._next_snapshot = time.monotonic() + self._first_interval()
 
     def executed_ids(self) -> set[str]:
         """Cases that already have a result other than not_run."""
