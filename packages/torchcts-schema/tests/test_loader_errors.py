@@ -164,3 +164,40 @@ def test_several_run_keys_need_a_choice(tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match="several run keys \\(a_x, b_y\\)"):
         load_result(tmp_path)
     assert load_result(tmp_path, run_key="b_y").metadata.run_key == "b_y"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("counts", None, "counts has the wrong type"),
+        ("counts", {"passed": "3"}, "counts must map names to integers"),
+        ("completed_normally", "yes", "completed_normally has the wrong type"),
+        ("run_key", 7, "run_key has the wrong type"),
+    ],
+)
+def test_metadata_field_types(
+    field: str, value: object, message: str, tmp_path: Path
+) -> None:
+    """Metadata with a field of the wrong type is refused by name, not later."""
+    data = json.loads(
+        encode_artifact(
+            RunArtifact.from_records(metadata(), [record()]), encoding="plain"
+        )
+    )
+    data["metadata"][field] = value
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data))
+    _expect(path, message)
+
+
+def test_crash_block_not_an_object(tmp_path: Path) -> None:
+    """A crash block that is not an object is an ArtifactError, not AttributeError."""
+    data = json.loads(
+        encode_artifact(
+            RunArtifact.from_records(metadata(), [record()]), encoding="plain"
+        )
+    )
+    data["results"][0]["crash"] = "boom"
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data))
+    _expect(path, "crash block is not an object")

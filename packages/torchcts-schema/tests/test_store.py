@@ -169,3 +169,21 @@ def test_empty_results_dir_is_a_clear_error(tmp_path: Path) -> None:
     """A directory without results names itself."""
     with pytest.raises(ArtifactError, match=r"no \*_latest\.json"):
         load_result(tmp_path)
+
+
+def test_case_block_holds_many_records_in_one_line(tmp_path: Path) -> None:
+    """A block of not_run records is one compact line that loads back record for record."""
+    path = journal_path(tmp_path, KEY)
+    not_run = [
+        record(op=f"op{i % 50}", sample=i, status=Status.NOT_RUN) for i in range(5000)
+    ]
+    with JournalWriter(path) as journal:
+        journal.run_start(metadata())
+        journal.case_block(not_run)
+        journal.case(record(sample=0))
+    assert len(path.read_text().splitlines()) == 3
+    assert path.stat().st_size < 100 * 5000
+    loaded = load_result(path)
+    assert loaded.not_run == not_run
+    assert [r.sample for r in loaded.results] == [0]
+    assert read_journal(path).case_lines == 5001

@@ -17,6 +17,7 @@ def write_atomic(path: Path, text: str, *, fsync: bool = True) -> None:
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; artifacts are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,7 +1,7 @@
 """The append-only journal: one JSON line per finished case, on disk before the next starts.
 
 Only the controller process writes it. Each line carries a ``type`` tag (``run_start``,
-``case``, ``diagnostic``, ``run_end``) so readers can skip what they do not know. A line
+``case``, ``case_block``, ``diagnostic``, ``run_end``) so readers can skip what they do not know. A line
 cut short by a kill is tolerated at the end of the file and repaired before appending.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from torchcts_schema import codec
 from torchcts_schema.errors import ArtifactError
 from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
 
@@ -50,6 +51,15 @@ class JournalWriter:
     def case(self, record: CaseRecord) -> None:
         """Record one finished case."""
         self.append("case", {"record": record.to_dict()})
+
+    def case_block(self, records: list[CaseRecord]) -> None:
+        """Record many cases in one compact line (selection's not_run accounting).
+
+        A full OpInfo universe has hundreds of thousands of not_run records; one line
+        per record would make the journal hundreds of megabytes.
+        """
+        if records:
+            self.append("case_block", {"records": codec.encode_records(records)})
 
     def diagnostic(self, name: str, value: Any) -> None:
         """Record run-level diagnostics (probe counts, oracle failures)."""
@@ -117,6 +127,11 @@ def _apply(contents: JournalContents, line: JsonDict) -> None:
         contents.records.pop(record.case_id, None)  # a re-run moves to the end
         contents.records[record.case_id] = record
         contents.case_lines += 1
+    elif kind == "case_block":
+        for record in codec.decode_records(line["records"]):
+            contents.records.pop(record.case_id, None)
+            contents.records[record.case_id] = record
+            contents.case_lines += 1
     elif kind == "run_start":
         contents.metadata = RunMetadata.from_dict(line["metadata"])
         contents.ended = False

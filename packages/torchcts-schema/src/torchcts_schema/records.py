@@ -40,6 +40,8 @@ class CrashInfo:
     @classmethod
     def from_dict(cls, data: JsonDict) -> CrashInfo:
         """Inverse of `to_dict`; a wrong kind names the value."""
+        if not isinstance(data, dict):
+            raise ArtifactError(None, f"crash block is not an object: {data!r:.80}")
         _check_keys(cls, data, "crash")
         return cls(
             kind=_enum(CrashKind, data.get("kind"), None, "crash.kind"),
@@ -172,7 +174,38 @@ class RunMetadata:
         ]
         if missing:
             raise ArtifactError(None, f"run metadata lacks {', '.join(missing)}")
+        for name, value in data.items():
+            expected = _METADATA_TYPES[name]
+            if not isinstance(value, expected) or (
+                isinstance(value, bool) and bool not in _as_tuple(expected)
+            ):
+                raise ArtifactError(
+                    None, f"run metadata {name} has the wrong type: {value!r:.60}"
+                )
+        for table in ("counts", "probes"):
+            if not all(
+                isinstance(k, str) and type(v) is int
+                for k, v in data.get(table, {}).items()
+            ):
+                raise ArtifactError(
+                    None, f"run metadata {table} must map names to integers"
+                )
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+_METADATA_TYPES: dict[str, type | tuple[type, ...]] = {
+    **{f.name: str for f in fields(RunMetadata)},
+    "ended_at": (str, type(None)),
+    "completed_normally": bool,
+    "counts": dict,
+    "level": (int, type(None)),
+    "options": dict,
+    "probes": dict,
+}
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
 
 
 def count_statuses(records: list[CaseRecord]) -> dict[str, int]:
