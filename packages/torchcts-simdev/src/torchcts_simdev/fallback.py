@@ -85,14 +85,13 @@ class _Op:
 class _Call:
     """One call's conversions: which CPU object stands for which argument."""
 
-    __slots__ = ("device_seen", "foreign", "hints", "pairs", "replaced")
+    __slots__ = ("foreign", "hints", "pairs", "replaced")
 
     def __init__(self) -> None:
         self.replaced: list[object] = []
         self.pairs: list[tuple[object, object]] = []
         self.hints: dict[int, torch.UntypedStorage] = {}
         self.foreign: _Tensor | None = None
-        self.device_seen = False
 
     def arg(self, value: Any, cpu_ok: bool = False, clone: bool = False) -> Any:
         if isinstance(value, _TensorBase):
@@ -108,7 +107,6 @@ class _Call:
                     self.foreign = value
                     return value
                 host = payload_storage(storage)  # raises PayloadMissing
-            self.device_seen = True
             cpu = view_on(value, host)
             self.hints[host._cdata] = storage
             if clone:
@@ -118,7 +116,6 @@ class _Call:
         if isinstance(value, list | tuple) and value:
             return type(value)(self.arg(v, cpu_ok, clone) for v in value)
         if isinstance(value, _Device) and value.type == "simdev":
-            self.device_seen = True
             return _CPU
         if isinstance(value, _Storage) and value.device.type == "simdev":
             return payload_storage(value)
