@@ -35,6 +35,7 @@ def builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setenv("TORCHCTS_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(index, "_MEMO", {})
     monkeypatch.setattr(index, "_build", fake_build)
+    monkeypatch.setattr(index, "SEED_DIR", tmp_path / "no-seed")  # no packaged seed
     return calls
 
 
