@@ -103,3 +103,20 @@ def test_packaged_seed_is_used_only_for_the_same_opinfo(
     monkeypatch.setattr(index, "opinfo_fingerprint", lambda: "another OpInfo")
     assert index.shard("float32") == FAKE
     assert builds == ["float32", "float32"]  # fingerprint differs: rebuilt
+
+
+def test_packaged_seed_matches_a_fresh_build() -> None:
+    """The shipped seed is what the current generator builds (stale seeds are caught)."""
+    import gzip
+
+    import torch
+
+    seed = index.SEED_DIR / f"{index.slug(torch.__version__)}.json.gz"
+    if not seed.exists():
+        pytest.skip(f"no packaged seed for torch {torch.__version__}")
+    data = json.loads(gzip.decompress(seed.read_bytes()))
+    if data["fingerprint"] != index.opinfo_fingerprint():
+        pytest.skip("installed OpInfo differs from the one the seed was built from")
+    assert data["version"] == index.INDEX_VERSION
+    for name in (index.ERRORS_SHARD, index.OPS_SHARD):
+        assert data["shards"][name] == json.loads(json.dumps(index._build(name))), name
