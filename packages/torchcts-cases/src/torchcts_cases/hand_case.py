@@ -63,28 +63,39 @@ class HandPrepared(PreparedCase):
     def repro_source(
         self, device: str, backend_import: str | None, backend_options: dict[str, Any]
     ) -> str:
-        """The check's own source, called on `device`."""
+        """The check's whole suite module (its helpers included, TorchCTS imports
+        replaced by stand-ins), then a call of the check on `device`."""
         import inspect
-        import textwrap
+        import sys
 
-        source = textwrap.dedent(inspect.getsource(self.case.check))
+        module = sys.modules[self.case.check.__module__]
         body = "\n".join(
-            line for line in source.splitlines() if not line.lstrip().startswith("@")
+            line
+            for line in inspect.getsource(module).splitlines()
+            if not line.startswith(("from torchcts_", "import torchcts_"))
+            and not line.startswith("from __future__")
         )
         name = self.case.check.__name__
         return (
             header(self.spec, backend_import, backend_options)
-            + "\n"
-            + _helpers()
-            + "\n"
+            + _STANDINS
             + body
             + f"\n\nprint({name}({device!r}, {self.spec.dtype!r}))\n"
         )
 
 
-def _helpers() -> str:
-    return (
-        "from typing import Any\n\n\n"
-        "def storage_id(t):\n"
-        "    return int(t.untyped_storage()._cdata)\n"
-    )
+# what a suite module imports from TorchCTS, rebuilt so the repro needs torch only
+_STANDINS = """
+
+def case(*args, **kwargs):
+    return lambda check: check
+
+
+def storage_id(t):
+    return int(t.untyped_storage()._cdata)
+
+
+class ExpectedSource:
+    CPU_REFERENCE = REVIEWED_REFERENCE = LEGAL_OUTPUT = PROPERTY = None
+
+"""
