@@ -1,0 +1,46 @@
+"""Selection: node ids without a test file, -k, --dtype and shards; what is left out
+is accounted for as not_run, never silently dropped (fake case source)."""
+
+from __future__ import annotations
+
+import pytest
+from torchcts_schema import NotRunReason, Status
+
+from .helpers import artifact_records, run_args, use_fake_source, write_manifest
+
+
+@pytest.fixture(autouse=True)
+def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_fake_source(pytester, monkeypatch)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_node_ids_k_and_dtype_select_and_account(
+    pytester: pytest.Pytester, workers: int
+) -> None:
+    """A node id argument and -k pick cases; --dtype filters; the rest is not_run."""
+    write_manifest(
+        pytester, ["ok", "wrong", "slow"], DTYPES={"float32": True, "float64": True}
+    )
+    result = pytester.runpytest_subprocess(
+        *run_args("--dtype", "float32", "-k", "ok or wrong", workers=workers),
+        "torchcts::fake/ok/forward/float32/0", "torchcts::fake/wrong/forward/float32/0",
+    )  # fmt: skip
+    assert result.ret == 1, result.stdout.str()
+    records = artifact_records(pytester.path / "results")
+    assert records["fake/ok/forward/float32/0"].status is Status.PASSED
+    assert records["fake/wrong/forward/float32/0"].status is Status.FAILED
+    slow = records["fake/slow/forward/float32/0"]
+    assert slow.status is Status.NOT_RUN
+    assert slow.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
+    assert records["fake/ok/forward/float64/0"].status is Status.NOT_RUN
+
+
+def test_unknown_node_id_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A node id that names no case of the manifest is an error, not silence."""
+    write_manifest(pytester, ["ok"])
+    result = pytester.runpytest_subprocess(
+        *run_args(), "torchcts::fake/nope/forward/float32/0"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*torchcts::fake/nope/forward/float32/0*not a case*"])
