@@ -187,3 +187,10 @@ def test_case_block_holds_many_records_in_one_line(tmp_path: Path) -> None:
     assert loaded.not_run == not_run
     assert [r.sample for r in loaded.results] == [0]
     assert read_journal(path).case_lines == 5001
+
+
+def test_lone_surrogate_in_a_message_still_writes_history(tmp_path: Path) -> None:
+    """A backend message with a lone surrogate cannot cost the run its canonical result."""
+    bad = record(status=Status.ERROR, exception_message="bad \udcff byte")
+    write_history(tmp_path, KEY, RunArtifact.from_records(metadata(), [bad]))
+    assert load_result(tmp_path).results[0].exception_message == "bad \udcff byte"

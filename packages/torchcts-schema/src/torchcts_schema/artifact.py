@@ -129,4 +129,5 @@ def decode_artifact(data: Any, where: str) -> RunArtifact:
 
 
 def _dumps(obj: JsonDict) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+    # ASCII escapes keep lone surrogates from exception messages writable as UTF-8
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True) + "\n"

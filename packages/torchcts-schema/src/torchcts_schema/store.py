@@ -40,13 +40,10 @@ def utc_stamp(moment: datetime | None = None) -> str:
 
 def write_snapshot(path: Path, artifact: RunArtifact, journal_cases: int) -> None:
     """Atomically write a recovery snapshot that knows how much journal it covers."""
-    text = encode_artifact(artifact, encoding="plain")
-    # the journal line count lets the loader see a newer journal without comparing times
-    data = json.loads(text)
-    data["snapshot"] = {"journal_cases": journal_cases}
-    write_atomic(
-        path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
-    )
+    # the journal case count lets the loader see a newer journal without comparing
+    # times; compact because a snapshot of a large run is rewritten many times
+    extra = {"snapshot": {"journal_cases": journal_cases}}
+    write_atomic(path, encode_artifact(artifact, encoding="compact", extra=extra))
 
 
 class SnapshotWriter:
