@@ -25,7 +25,12 @@ from torchcts_schema import (
 )
 
 N = 100_000
-STATUSES = [Status.PASSED] * 8 + [Status.FAILED, Status.ERROR, Status.NOT_RUN, Status.CRASHED]
+STATUSES = [Status.PASSED] * 8 + [
+    Status.FAILED,
+    Status.ERROR,
+    Status.NOT_RUN,
+    Status.CRASHED,
+]
 
 
 def _records(n: int) -> list[CaseRecord]:
@@ -44,7 +49,9 @@ def _records(n: int) -> list[CaseRecord]:
                 level=1 + i % 8,
                 status=status,
                 expected_source=ExpectedSource.CPU_REFERENCE,
-                mismatch="max abs diff 0.5 at index (0, 1)" if status is Status.FAILED else None,
+                mismatch="max abs diff 0.5 at index (0, 1)"
+                if status is Status.FAILED
+                else None,
                 duration_s=0.001 * (i % 13),
             )
         )
@@ -73,16 +80,39 @@ def rows() -> list[BenchRow]:
                 for record in records[:count]:
                     journal.case(record)
                 per = (time.perf_counter() - start) / count
-            out.append(BenchRow("store", f"journal append per record (fsync={fsync})", per * 1e6, "us"))
+            out.append(
+                BenchRow(
+                    "store",
+                    f"journal append per record (fsync={fsync})",
+                    per * 1e6,
+                    "us",
+                )
+            )
         start = time.perf_counter()
         write_snapshot(latest_path(results, "snap"), artifact, N)
-        out.append(BenchRow("store", "snapshot write, 100k records", time.perf_counter() - start, "s", "rate-limited: never per case"))
+        out.append(
+            BenchRow(
+                "store",
+                "snapshot write, 100k records",
+                time.perf_counter() - start,
+                "s",
+                "rate-limited: never per case",
+            )
+        )
         start = time.perf_counter()
         target = write_history(results, "bench_x", artifact)
-        out.append(BenchRow("store", "history write, 100k records", time.perf_counter() - start, "s"))
+        out.append(
+            BenchRow(
+                "store", "history write, 100k records", time.perf_counter() - start, "s"
+            )
+        )
         start = time.perf_counter()
         loaded = load_result(results, run_key="bench_x")
-        out.append(BenchRow("store", "history load, 100k records", time.perf_counter() - start, "s"))
+        out.append(
+            BenchRow(
+                "store", "history load, 100k records", time.perf_counter() - start, "s"
+            )
+        )
         assert len(loaded.records) == N
         with JournalWriter(journal_path(results, "rebuild")) as journal:
             journal.run_start(_metadata())
@@ -90,9 +120,26 @@ def rows() -> list[BenchRow]:
                 journal.case(record)
         start = time.perf_counter()
         load_result(journal_path(results, "rebuild"))
-        out.append(BenchRow("store", "rebuild from journal, 100k records", time.perf_counter() - start, "s"))
+        out.append(
+            BenchRow(
+                "store",
+                "rebuild from journal, 100k records",
+                time.perf_counter() - start,
+                "s",
+            )
+        )
         plain = len(encode_artifact(artifact, encoding="plain").encode())
         compact = target.stat().st_size
-        out.append(BenchRow("store", "history size plain, 100k records", plain / 1e6, "MB"))
-        out.append(BenchRow("store", "history size compact, 100k records", compact / 1e6, "MB", f"{plain / compact:.1f}x smaller"))
+        out.append(
+            BenchRow("store", "history size plain, 100k records", plain / 1e6, "MB")
+        )
+        out.append(
+            BenchRow(
+                "store",
+                "history size compact, 100k records",
+                compact / 1e6,
+                "MB",
+                f"{plain / compact:.1f}x smaller",
+            )
+        )
     return out

@@ -48,11 +48,15 @@ def main(argv: list[str]) -> int:
         except Exception:
             failed = True
             traceback.print_exc()
-            rows.append(BenchRow(path.stem, "FAILED", float("nan"), "", "see traceback"))
+            rows.append(
+                BenchRow(path.stem, "FAILED", float("nan"), "", "see traceback")
+            )
         print(f"# {path.name}: {time.perf_counter() - start:.1f}s", file=sys.stderr)
     widths = [max(len(r[i]) for r in [_head(), *map(_cells, rows)]) for i in range(5)]
     for cells in [_head(), *map(_cells, rows)]:
-        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+        print(
+            "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+        )
     return 1 if failed else 0
 
 
