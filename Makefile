@@ -28,10 +28,10 @@ bench: $(NOX) ## Print the benchmark table
 	$(NOX) -s bench
 
 report: $(NOX) ## Render reports from results/
-	$(NOX) -s report
+	$(NOX) -s report -- $(ARGS)
 
 submission-archive: $(NOX) ## Zip the real run artifacts for submission
-	$(NOX) -s submission-archive
+	$(NOX) -s submission-archive -- $(ARGS)
 
 run-cpu: $(NOX) ## Validate the suite against the CPU itself
 	$(NOX) -s run-cpu -- $(RUN_ARGS)

@@ -49,9 +49,19 @@ def _ensure_env(session: nox.Session) -> None:
         return
     session.run(sys.executable, "-m", "venv", "--clear", str(ENV), external=True)
     pip = [_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    session.run(*pip, "-c", "constraints.txt", "-r", "requirements-dev.txt", "torch==2.13.0", external=True)
+    session.run(
+        *pip,
+        "-c",
+        "constraints.txt",
+        "-r",
+        "requirements-dev.txt",
+        "torch==2.13.0",
+        external=True,
+    )
     editable = [arg for p in PACKAGES for arg in ("-e", f"packages/torchcts-{p}")]
-    session.run(*pip, "--no-build-isolation", "-c", "constraints.txt", *editable, external=True)
+    session.run(
+        *pip, "--no-build-isolation", "-c", "constraints.txt", *editable, external=True
+    )
     stamp.write_text(digest)
 
 
@@ -87,17 +97,25 @@ def _run_device(session: nox.Session, device: str, extra: list[str]) -> None:
     _ensure_env(session)
     manifest = ROOT / "manifests" / f"{device}.py"
     session.run(
-        _bin("torchcts-run"), "--manifest", str(manifest.relative_to(ROOT)), *extra, *session.posargs,
+        _bin("torchcts-run"),
+        "--manifest",
+        str(manifest.relative_to(ROOT)),
+        *extra,
+        *session.posargs,
         external=True,
     )
 
 
 for _device, _extra in DEVICES.items():
 
-    def _session(session: nox.Session, device: str = _device, extra: list[str] = _extra) -> None:
+    def _session(
+        session: nox.Session, device: str = _device, extra: list[str] = _extra
+    ) -> None:
         _run_device(session, device, extra)
 
-    _session.__doc__ = f"Run the conformance suite on {_device} (manifests/{_device}.py)."
+    _session.__doc__ = (
+        f"Run the conformance suite on {_device} (manifests/{_device}.py)."
+    )
     nox.session(python=False, name=f"run-{_device}")(_session)
 
 
@@ -112,11 +130,21 @@ def run(session: nox.Session) -> None:
 def report(session: nox.Session) -> None:
     """Render <key>.md, .html and .junit.xml from results/ (or a given artifact)."""
     _ensure_env(session)
-    session.run(_bin("torchcts-report"), "render", *(session.posargs or ["results"]), external=True)
+    session.run(
+        _bin("torchcts-report"),
+        "render",
+        *(session.posargs or ["results"]),
+        external=True,
+    )
 
 
 @nox.session(python=False, name="submission-archive")
 def submission_archive(session: nox.Session) -> None:
     """Write torchcts-results-<UTC stamp>.zip from results/ and the run's manifest."""
     _ensure_env(session)
-    session.run(_bin("torchcts-evidence"), "archive", *(session.posargs or ["results"]), external=True)
+    session.run(
+        _bin("torchcts-evidence"),
+        "archive",
+        *(session.posargs or ["results"]),
+        external=True,
+    )

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from evidence_builders import make_project
 from torchcts_evidence import (
     EvidenceError,
     HostIdentity,
@@ -17,8 +18,6 @@ from torchcts_evidence import (
     pack_run,
 )
 from torchcts_schema import RunArtifact, RunMetadata, load_result
-
-from .builders import make_project
 
 REPO = Path(__file__).resolve().parents[3]
 IDENT = HostIdentity(host_names=("planted-host-q7x",), user_names=("planted-user-q7x",))

@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from evidence_builders import CRASH_CASE, make_project
 from torchcts_evidence.cli import main
-
-from .builders import CRASH_CASE, make_project
 
 
 def test_archive_then_verify_round_trip(

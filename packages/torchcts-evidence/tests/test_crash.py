@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from evidence_builders import CRASH_CASE, make_project, write_crash_record
 from torchcts_evidence import (
     EvidenceError,
     HostIdentity,
@@ -18,8 +19,6 @@ from torchcts_evidence import (
     write_packet,
 )
 from torchcts_schema import load_known_crash_rules, load_result
-
-from .builders import CRASH_CASE, make_project, write_crash_record
 
 IDENT = HostIdentity(host_names=("planted-host-q7x",), user_names=("planted-user-q7x",))
 REVIEW = {"reason": "segfault in mul kernel", "owner": "simdev team",

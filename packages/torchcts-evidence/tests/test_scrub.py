@@ -8,9 +8,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from evidence_builders import make_project
 from torchcts_evidence import HostIdentity, build_archive, find_identity, scrub_text
-
-from .builders import make_project
 
 HOST = "planted-host-q7x"
 USER = "planted-user-q7x"

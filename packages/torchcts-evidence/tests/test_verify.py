@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from evidence_builders import RUN_KEY, make_project
 from torchcts_evidence import (
     Limits,
     build_archive,
@@ -16,8 +17,6 @@ from torchcts_evidence import (
     sha256_of,
     verify_archive,
 )
-
-from .builders import RUN_KEY, make_project
 
 Members = list[tuple[zipfile.ZipInfo, bytes]]
 

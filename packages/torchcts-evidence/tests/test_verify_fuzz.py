@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evidence_builders import make_project
 from torchcts_evidence import (
     build_archive,
     format_verification,
     sha256_of,
     verify_archive,
 )
-
-from .builders import make_project
 
 ODD_VALUES: list[Any] = [None, -1.5, "", [None], {"a": 1}]
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from torchcts_schema import CrashKind, Status, load_result, read_journal
-
-from .helpers import (
+from runner_helpers import (
     artifact_records,
     journal_records,
     run_args,
     use_fake_source,
     write_manifest,
 )
+from torchcts_schema import CrashKind, Status, load_result, read_journal
 
 
 @pytest.fixture(autouse=True)

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from runner_helpers import use_fake_source, write_manifest
 from torchcts_isolate import write_crash_record
 from torchcts_runner.hardware import hardware_key
 from torchcts_runner.metadata import torch_version
 from torchcts_schema import CaseRecord, CrashKind, Status, load_result, make_run_key
-
-from .helpers import use_fake_source, write_manifest
 
 OPS = ["ok", "wrong", "segv", "abort", "exit", "sigkill", "pyhang", "gilhang", "memory"]
 OPS += ["hang", "slow"]

@@ -4,9 +4,8 @@ history with the right status and details; a CPU validation slice passes complet
 from __future__ import annotations
 
 import pytest
+from runner_helpers import journal_records
 from torchcts_schema import CrashKind, Status, load_result
-
-from .helpers import journal_records
 
 SIMDEV = """
 DEVICE = "simdev"

@@ -4,9 +4,8 @@ is accounted for as not_run, never silently dropped (fake case source)."""
 from __future__ import annotations
 
 import pytest
+from runner_helpers import artifact_records, run_args, use_fake_source, write_manifest
 from torchcts_schema import NotRunReason, Status
-
-from .helpers import artifact_records, run_args, use_fake_source, write_manifest
 
 
 @pytest.fixture(autouse=True)

@@ -4,15 +4,14 @@ without xdist (fake case source; the simdev versions live in test_simdev.py)."""
 from __future__ import annotations
 
 import pytest
-from torchcts_schema import CrashKind, NotRunReason, Status, load_result
-
-from .helpers import (
+from runner_helpers import (
     artifact_records,
     journal_records,
     run_args,
     use_fake_source,
     write_manifest,
 )
+from torchcts_schema import CrashKind, NotRunReason, Status, load_result
 
 OPS = ["ok", "wrong", "unsupported", "notimpl_msg", "boom", "oracle", "skip"]
 EXPECTED = {

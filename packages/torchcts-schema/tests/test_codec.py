@@ -7,6 +7,7 @@ import string
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from schema_factories import metadata, record
 from torchcts_schema import (
     CaseRecord,
     CrashInfo,
@@ -21,8 +22,6 @@ from torchcts_schema import (
     make_case_id,
     node_id_for_case,
 )
-
-from .factories import metadata, record
 
 TOKEN = st.text(string.ascii_letters + string.digits + "_.", min_size=1, max_size=12)
 JSON_SCALAR = (

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from schema_factories import metadata, record
 from torchcts_schema import (
     ArtifactError,
     JournalWriter,
@@ -15,8 +16,6 @@ from torchcts_schema import (
     load_result,
     write_history,
 )
-
-from .factories import metadata, record
 
 KEY = "cpu_x86-64"
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from schema_factories import metadata, record
 from torchcts_schema import (
     ArtifactError,
     JournalWriter,
@@ -25,8 +26,6 @@ from torchcts_schema import (
     read_journal,
     write_history,
 )
-
-from .factories import metadata, record
 
 KEY = "simdev_x86-64-2cpu-24gb"
 
@@ -129,7 +128,7 @@ WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[2])
-    from factories import metadata, record
+    from schema_factories import metadata, record
     from torchcts_schema import JournalWriter
     journal = JournalWriter(Path(sys.argv[1]))
     journal.run_start(metadata())

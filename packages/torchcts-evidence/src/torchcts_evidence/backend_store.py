@@ -209,7 +209,7 @@ def _option_labels(run_options: dict[str, Any]) -> list[str]:
             elif LABEL.fullmatch(str(key)):
                 labels.append(str(key))
     isolate = run_options.get("isolate")
-    if isinstance(isolate, str) and isolate not in ("", "none"):
+    if isinstance(isolate, str) and isolate == "all":  # ledger/adaptive are defaults
         label = f"isolate={isolate}"
         labels += [label] if LABEL.fullmatch(label) else []
     return labels

@@ -147,7 +147,8 @@ class RunController:
                 f"as {keep.name} (use --resume to continue a run instead of restarting)"
             )
         runlog = runlog_path(self.results_dir, self.run_key)
-        runlog.unlink(missing_ok=True)
+        if runlog.exists():  # adaptive isolation reads the set-aside runlog
+            runlog.replace(runlog.with_name(runlog.name + ".prev"))
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def reschedule_snapshot(self) -> None:
@@ -172,11 +173,17 @@ class RunController:
         """Selection accounting; a record already identical in the journal is kept."""
         assert self.journal is not None
         executed = self.executed_ids()
-        for record in records:
-            if record.case_id in executed or self.records.get(record.case_id) == record:
-                continue
-            self.journal.case(record)
-            self.journal_cases += 1
+        fresh = [
+            record
+            for record in records
+            if record.case_id not in executed
+            and self.records.get(record.case_id) != record
+        ]
+        # one compact line for the whole selection: a full OpInfo universe is
+        # hundreds of thousands of records, far too many for a line each
+        self.journal.case_block(fresh)
+        self.journal_cases += len(fresh)
+        for record in fresh:
             self.records.pop(record.case_id, None)
             self.records[record.case_id] = record
 

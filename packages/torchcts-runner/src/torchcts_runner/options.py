@@ -16,7 +16,7 @@ import pytest
 from torchcts_schema import Manifest, load_manifest
 
 from torchcts_runner.casesource import DEFAULT_CASE_SOURCE
-from torchcts_runner.isolation import ISOLATE_MODES
+from torchcts_runner.isolation import DEFAULT_ISOLATE, ISOLATE_MODES
 from torchcts_runner.selection import SelectionError, parse_shard
 
 DEFAULT_CASE_TIMEOUT_S = 120.0
@@ -89,8 +89,9 @@ def add_options(parser: pytest.Parser) -> None:
         "--isolate",
         dest="torchcts_isolate",
         choices=ISOLATE_MODES,
-        default="none",
-        help="where cases execute: none|ledger|adaptive|all",
+        default=DEFAULT_ISOLATE,
+        help="where cases execute: none|ledger|adaptive|all (default: adaptive, "
+        "which also applies the known-crash ledger)",
     )
     group.addoption(
         "--torchcts-validation",
