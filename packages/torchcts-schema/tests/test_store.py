@@ -193,3 +193,15 @@ def test_lone_surrogate_in_a_message_still_writes_history(tmp_path: Path) -> Non
     bad = record(status=Status.ERROR, exception_message="bad \udcff byte")
     write_history(tmp_path, KEY, RunArtifact.from_records(metadata(), [bad]))
     assert load_result(tmp_path).results[0].exception_message == "bad \udcff byte"
+
+
+def test_snapshot_hold_delays_the_next_write(tmp_path: Path) -> None:
+    """After hold(), a write waits out the hold; force still writes at once."""
+    writer = SnapshotWriter(latest_path(tmp_path, KEY), min_interval_s=0)
+
+    def build() -> tuple[RunArtifact, int]:
+        return RunArtifact.from_records(metadata(), [record()]), 1
+
+    writer.hold(3600)
+    assert not writer.maybe_write(build)
+    assert writer.maybe_write(build, force=True)

@@ -9,7 +9,6 @@ feeds it records, tests can drive it directly.
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -80,7 +79,6 @@ class RunController:
         self.snapshots: SnapshotWriter | None = None
         self.runlog: RunLog | None = None
         self.previous_journal_note: str | None = None
-        self._next_snapshot = 0.0
 
     @property
     def journal_file(self) -> Path:
@@ -123,7 +121,7 @@ class RunController:
             latest_path(self.results_dir, self.run_key), min_interval_s=self._interval
         )
         self.runlog = RunLog(runlog_path(self.results_dir, self.run_key))
-        self._next_snapshot = time.monotonic() + self._first_interval()
+        self.snapshots.hold(self._first_interval())
         self.scratch.mkdir(parents=True, exist_ok=True)
         return prior
 
@@ -153,7 +151,8 @@ class RunController:
 
     def reschedule_snapshot(self) -> None:
         """Push the first snapshot back after a large batch of not_run records."""
-        self._next_snapshot = time.monotonic() + self._first_interval()
+        assert self.snapshots is not None
+        self.snapshots.hold(self._first_interval())
 
     def executed_ids(self) -> set[str]:
         """Cases that already have a result other than not_run."""
@@ -196,12 +195,8 @@ class RunController:
         self.records[record.case_id] = record
         if notify and self._on_record is not None:
             self._on_record(record)
-        now = time.monotonic()
-        if now >= self._next_snapshot:
-            self.snapshots.maybe_write(self._snapshot, force=True)
-            # a snapshot of a large run costs seconds: keep it under ~5% of the time
-            cost = time.monotonic() - now
-            self._next_snapshot = now + max(self._interval, 20 * cost)
+        # the writer waits >= 20x a snapshot's cost: under ~5% of a large run's time
+        self.snapshots.maybe_write(self._snapshot)
 
     def _final_metadata(self, complete: bool) -> RunMetadata:
         return replace(

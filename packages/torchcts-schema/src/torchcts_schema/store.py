@@ -64,6 +64,12 @@ class SnapshotWriter:
         self._wait = min_interval_s
         self.writes = 0
 
+    def hold(self, seconds: float) -> None:
+        """No write (but a forced one) for the next `seconds`, e.g. after a large
+        selection whose snapshot would cost seconds right at the start."""
+        self._last = time.monotonic()
+        self._wait = max(self.min_interval_s, seconds)
+
     def maybe_write(
         self, build: Callable[[], tuple[RunArtifact, int]], *, force: bool = False
     ) -> bool:
