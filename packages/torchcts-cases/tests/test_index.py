@@ -120,3 +120,82 @@ def test_packaged_seed_matches_a_fresh_build() -> None:
     assert data["version"] == index.INDEX_VERSION
     for name in (index.ERRORS_SHARD, index.OPS_SHARD):
         assert data["shards"][name] == json.loads(json.dumps(index._build(name))), name
+
+
+# OpInfo generators that draw sizes, masks or how many samples they yield at random
+RANDOM_DRAWING = [
+    "masked.var",
+    "masked.std",
+    "nn.functional.max_unpool1d.grad",
+    "nn.functional.max_unpool2d.grad",
+    "nn.functional.max_unpool3d.grad",
+]
+_IDS_SCRIPT = """
+import json, random, sys
+import torch
+from torchcts_cases import catalog, index, opinfo_source
+
+torch.manual_seed(int(sys.argv[1])); random.seed(int(sys.argv[1])); torch.randn(int(sys.argv[1]))
+table = opinfo_source.op_table()
+keep = set(json.loads(sys.argv[2]))
+index.SEED_DIR = index.cache_root() / "no-packaged-seed"  # a cold build, always
+opinfo_source.op_table = lambda: {k: v for k, v in table.items() if k in keep}
+ids = []
+for dtype in ("float16", "bfloat16"):
+    ids += [spec.case_id for spec in catalog.opinfo_cases(dtype)]
+print(json.dumps(ids))
+"""
+
+
+def _case_ids(tmp_path: Path, rng_state: int, hash_seed: str) -> list[str]:
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": hash_seed,
+        "TORCHCTS_CACHE_DIR": str(tmp_path / f"cache-{rng_state}"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _IDS_SCRIPT, str(rng_state), json.dumps(RANDOM_DRAWING)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    ids: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return ids
+
+
+def test_two_index_builds_give_identical_case_ids(tmp_path: Path) -> None:
+    """Cold builds in two processes, with other RNG states and hash seeds, agree.
+
+    These generators draw at random; counting them without a fixed seed once gave
+    15 new and 30 vanished ids between two runs of the same torch.
+    """
+    first = _case_ids(tmp_path, 1, "1")
+    second = _case_ids(tmp_path, 12345, "2")
+    assert first == second
+    assert {i.split("/")[1] for i in first} == set(RANDOM_DRAWING)  # every op counted
+    assert any("/backward/" in i for i in first)
+
+
+@pytest.mark.parametrize("op_name", RANDOM_DRAWING)
+def test_counted_sample_is_the_one_a_case_rebuilds(op_name: str) -> None:
+    """Sample i of a case is sample i of the pass the index counted, whatever ran before."""
+    import torch
+    from torchcts_cases import opinfo_source
+
+    op = opinfo_source.find_op(op_name)
+    counts, problem = opinfo_source.variant_counts(op, torch.float16)
+    assert problem is None and counts["forward"] > 0
+    last = counts["forward"] - 1
+    torch.manual_seed(7)
+    torch.randn(100)  # disturb the global stream, as other cases would
+    item = opinfo_source.build_sample(op, "forward", torch.float16, last, seed=3)
+    again = opinfo_source.build_sample(op, "forward", torch.float16, last, seed=4)
+    assert torch.equal(item.input, again.input)
+    with pytest.raises(opinfo_source.OracleUnavailable):
+        opinfo_source.build_sample(op, "forward", torch.float16, last + 1, seed=3)

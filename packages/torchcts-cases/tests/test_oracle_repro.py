@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from torchcts_cases import (
     OracleUnavailable,
     get_case,
@@ -88,3 +89,34 @@ def test_large_inputs_replay_by_seed(tmp_path: Path) -> None:
     source = case.repro_source("cpu", "my_backend", {"fault_profile": "none"})
     assert "import my_backend" in source and "torchcts_configure" in source
     assert "torch.manual_seed(" in source or "torch.tensor(" in source
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "opinfo/masked.var/forward/float16/5",
+        "opinfo/nn.functional.max_unpool2d.grad/backward/float32/3",
+    ],
+)
+def test_replayed_inputs_equal_the_case_inputs(tmp_path: Path, case_id: str) -> None:
+    """The seed-replay form of a repro rebuilds exactly the tensors the case ran on."""
+    import torch
+
+    manifest_path = tmp_path / "m.py"
+    manifest_path.write_text('DEVICE = "cpu"\n')
+    case = prepare(get_case(case_id), load_manifest(manifest_path))
+    expected = case.sample()
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(
+        "torchcts_cases.repro.LITERAL_MAX_NUMEL", -1
+    )  # force the replay form
+    try:
+        source = case.repro_source("cpu", None, {})
+    finally:
+        monkey.undo()
+    assert "seed_everything(" in source
+    torch.manual_seed(99)  # the script must not depend on the stream it starts from
+    namespace: dict[str, object] = {"__name__": "repro"}
+    exec(compile(source, "repro.py", "exec"), namespace)
+    assert torch.equal(namespace["input"], expected.input)  # type: ignore[arg-type]
+    assert len(namespace["args"]) == len(expected.args)  # type: ignore[arg-type]

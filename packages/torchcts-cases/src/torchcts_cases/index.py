@@ -27,7 +27,7 @@ import torch
 from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 
 INDEX_FORMAT = "torchcts-case-index"
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 ERRORS_SHARD = "error_inputs"
 OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 _MEMO: dict[str, dict[str, Any]] = {}

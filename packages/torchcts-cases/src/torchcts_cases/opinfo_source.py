@@ -9,6 +9,9 @@ only when the case index is cold or a case actually runs.
 from __future__ import annotations
 
 import functools
+import hashlib
+import random
+import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -173,18 +176,50 @@ def error_count(op: Any) -> tuple[int, str | None]:
         return 0, f"{type(exc).__name__}: {exc}"[:300]
 
 
+def generation_seed(segment: str, stream: str) -> int:
+    """The seed one pass of an OpInfo generator starts from: (op, dtype, grad) only.
+
+    Some generators draw sizes, masks or the number of samples at random
+    (``masked.var``, ``max_unpool``), so counting them for the index and rebuilding
+    sample *i* for a case must replay the same draws. Both start every pass from this
+    seed, so the count, the case ids and each sample are the same on every machine and
+    in every process. `stream` names the pass (``float16``, ``float16:grad``,
+    ``errors``); the case id holds all of it.
+    """
+    digest = hashlib.sha256(f"opinfo-generator|{segment}|{stream}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed every RNG an OpInfo generator may draw from (torch, random, numpy)."""
+    torch.manual_seed(seed)
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
+
+
+def _stream(dtype: torch.dtype | None, requires_grad: bool) -> str:
+    if dtype is None:
+        return "errors"
+    name = str(dtype).removeprefix("torch.")
+    return f"{name}:grad" if requires_grad else name
+
+
 def _samples(op: Any, dtype: torch.dtype, *, requires_grad: bool) -> Iterator[Any]:
-    """OpInfo's sample generator without its test-tracking wrapper.
+    """OpInfo's sample generator without its test-tracking wrapper, seeded per pass.
 
     ``op.sample_inputs`` wraps the generator in a tracker that walks the Python stack
     (``inspect.stack``) on every call, which costs more than generating the samples.
     """
+    seed_everything(generation_seed(op_segment(op), _stream(dtype, requires_grad)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield from op.sample_inputs_func(op, "cpu", dtype, requires_grad)
 
 
 def _errors(op: Any) -> Iterator[Any]:
+    seed_everything(generation_seed(op_segment(op), _stream(None, False)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield from op.error_inputs_func(op, "cpu")
@@ -193,8 +228,18 @@ def _errors(op: Any) -> Iterator[Any]:
 def build_sample(
     op: Any, variant: str, dtype: torch.dtype | None, index: int, seed: int
 ) -> Any:
-    """The `index`-th sample (or error input) of `op`, built on CPU from `seed`."""
-    torch.manual_seed(seed)
+    """The `index`-th sample (or error input) of `op`, built on CPU.
+
+    The generator replays the draws the index counted (`generation_seed`); then every
+    RNG is seeded with the case's own `seed`, so whatever the op itself draws when the
+    case runs depends on the case id alone.
+    """
+    item = _nth_item(op, variant, dtype, index)
+    seed_everything(seed)
+    return item
+
+
+def _nth_item(op: Any, variant: str, dtype: torch.dtype | None, index: int) -> Any:
     items: Iterator[Any]
     try:
         if variant == "error_inputs":

@@ -1,7 +1,7 @@
 """Standalone repro scripts: torch and the backend module only, never torchcts.
 
 Small inputs are written as literals; otherwise the script replays PyTorch's own OpInfo
-sample generator with the case's seed, which rebuilds the inputs exactly.
+sample generator from the seeds TorchCTS uses, which rebuilds the inputs exactly.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import torch
 
+from torchcts_cases.opinfo_source import generation_seed
 from torchcts_cases.spec import CaseSpec, case_seed
 
 LITERAL_MAX_NUMEL = 256
@@ -70,9 +71,26 @@ def opinfo_repro(
             else f'op.sample_inputs_func(op, "cpu", torch.{spec.dtype}, '
             f"{spec.variant == 'backward'})"
         )
+        stream = (
+            "errors"
+            if spec.variant == "error_inputs"
+            else f"{spec.dtype}:grad"
+            if spec.variant == "backward"
+            else str(spec.dtype)
+        )
         lines += [
-            f"torch.manual_seed({case_seed(spec.case_id)})",
+            "import random",
+            "import numpy",
+            "",
+            "def seed_everything(seed):",
+            "    torch.manual_seed(seed)",
+            "    random.seed(seed)",
+            "    numpy.random.seed(seed)",
+            "",
+            "# the generator replays the draws TorchCTS counted, then the case seed",
+            f"seed_everything({generation_seed(spec.op, stream)})",
             f"item = [s for i, s in zip(range({(spec.sample or 0) + 1}), {gen})][-1]",
+            f"seed_everything({case_seed(spec.case_id)})",
             "sample = getattr(item, 'sample_input', item)",
             "input, args, kwargs = sample.input, sample.args, sample.kwargs",
         ]
