@@ -13,12 +13,13 @@ import hashlib
 import random
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
 
 from torchcts_cases.levels import op_family
+from torchcts_cases.sample_stream import PassExhausted, SampleStreams
 from torchcts_cases.spec import OracleUnavailable
 
 FORWARD_LIKE = ("forward", "method", "inplace", "out", "noncontiguous", "backward")
@@ -191,8 +192,23 @@ def generation_seed(segment: str, stream: str) -> int:
 
 
 def seed_everything(seed: int) -> None:
-    """Seed every RNG an OpInfo generator may draw from (torch, random, numpy)."""
+    """Seed every RNG an OpInfo generator or a case may draw from (torch on every
+    device, random, numpy)."""
     torch.manual_seed(seed)
+    _seed_host(seed)
+
+
+def _seed_generation(seed: int) -> None:
+    """`seed_everything` for a generator pass, which draws on CPU only.
+
+    The CPU draws are the same; ``torch.manual_seed`` would also queue a lazy seed per
+    uninitialised device, formatting a stack trace each time (milliseconds per pass).
+    """
+    torch.default_generator.manual_seed(seed)
+    _seed_host(seed)
+
+
+def _seed_host(seed: int) -> None:
     random.seed(seed)
     numpy = sys.modules.get("numpy")
     if numpy is not None:
@@ -206,23 +222,34 @@ def _stream(dtype: torch.dtype | None, requires_grad: bool) -> str:
     return f"{name}:grad" if requires_grad else name
 
 
-def _samples(op: Any, dtype: torch.dtype, *, requires_grad: bool) -> Iterator[Any]:
-    """OpInfo's sample generator without its test-tracking wrapper, seeded per pass.
+def _start(op: Any, dtype: torch.dtype | None, requires_grad: bool) -> Iterable[Any]:
+    """Seed for the pass, then make OpInfo's samples (error inputs when no dtype).
 
-    ``op.sample_inputs`` wraps the generator in a tracker that walks the Python stack
-    (``inspect.stack``) on every call, which costs more than generating the samples.
+    Calls the generator function itself: ``op.sample_inputs`` wraps it in a tracker
+    that walks the Python stack (``inspect.stack``) on every call, which costs more
+    than generating the samples.
     """
-    seed_everything(generation_seed(op_segment(op), _stream(dtype, requires_grad)))
+    _seed_generation(generation_seed(op_segment(op), _stream(dtype, requires_grad)))
+    if dtype is None:
+        return op.error_inputs_func(op, "cpu")  # type: ignore[no-any-return]
+    return op.sample_inputs_func(op, "cpu", dtype, requires_grad)  # type: ignore[no-any-return]
+
+
+def _samples(op: Any, dtype: torch.dtype, *, requires_grad: bool) -> Iterator[Any]:
+    """One fresh pass of OpInfo's sample generator, seeded as every pass is."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        yield from op.sample_inputs_func(op, "cpu", dtype, requires_grad)
+        yield from _start(op, dtype, requires_grad)
 
 
 def _errors(op: Any) -> Iterator[Any]:
-    seed_everything(generation_seed(op_segment(op), _stream(None, False)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        yield from op.error_inputs_func(op, "cpu")
+        yield from _start(op, None, False)
+
+
+# Live passes of this process: consecutive samples of one pass cost one step each.
+SAMPLE_STREAMS = SampleStreams(capacity=4)
 
 
 def build_sample(
@@ -230,9 +257,10 @@ def build_sample(
 ) -> Any:
     """The `index`-th sample (or error input) of `op`, built on CPU.
 
-    The generator replays the draws the index counted (`generation_seed`); then every
-    RNG is seeded with the case's own `seed`, so whatever the op itself draws when the
-    case runs depends on the case id alone.
+    The generator replays the draws the index counted (`generation_seed`), continuing
+    a live pass of this process when it can (`SAMPLE_STREAMS`); then every RNG is
+    seeded with the case's own `seed`, so whatever the op itself draws when the case
+    runs depends on the case id alone.
     """
     item = _nth_item(op, variant, dtype, index)
     seed_everything(seed)
@@ -240,24 +268,25 @@ def build_sample(
 
 
 def _nth_item(op: Any, variant: str, dtype: torch.dtype | None, index: int) -> Any:
-    items: Iterator[Any]
+    grad = variant == "backward"
+    if variant == "error_inputs":
+        dtype = None
+    else:
+        assert dtype is not None
+    key = (id(op), op_segment(op), _stream(dtype, grad))
     try:
-        if variant == "error_inputs":
-            items = _errors(op)
-        else:
-            assert dtype is not None
-            items = _samples(op, dtype, requires_grad=variant == "backward")
-        for position, item in enumerate(items):
-            if position == index:
-                return item
+        return SAMPLE_STREAMS.item(
+            key, functools.partial(_start, op, dtype, grad), index
+        )
+    except PassExhausted:
+        raise OracleUnavailable(
+            f"OpInfo {op_segment(op)} has no sample {index} for {variant} on this torch"
+        ) from None
     except Exception as exc:
         raise OracleUnavailable(
             f"OpInfo could not build sample {index} of {op_segment(op)}: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    raise OracleUnavailable(
-        f"OpInfo {op_segment(op)} has no sample {index} for {variant} on this torch"
-    )
 
 
 def variant_callable(op: Any, variant: str) -> Any:

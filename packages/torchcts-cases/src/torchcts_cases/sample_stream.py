@@ -1,0 +1,144 @@
+"""Live OpInfo generator passes kept between cases, so sample i+1 continues from i.
+
+Rebuilding sample i from a fresh pass regenerates samples 0..i, which makes a process
+that runs every sample of an op quadratic in the op's sample count. Selection orders
+cases dtype -> op -> variant -> sample, so a process asks for the samples of one pass
+mostly in increasing order (an xdist worker may skip some). The last few passes stay
+alive with their position; a request at or past the position continues the pass, an
+earlier one starts it again.
+
+A pass must draw exactly what an uninterrupted fresh pass draws, although the cases run
+between two requests use the same global RNGs. So each pass owns the RNG states it left
+behind: they are restored before it advances and saved after. A pass is kept only when
+advancing it left grad mode and the default dtype as they were: a generator suspended
+inside such a context would leak it into the cases (a fresh pass is closed, which exits
+its contexts, before the case runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import sys
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any
+
+import torch
+
+RngState = tuple[torch.Tensor, Any, Any]
+
+
+class PassExhausted(LookupError):
+    """The pass ended before the requested index (distinct from a generator error)."""
+
+
+class _Pass:
+    __slots__ = ("items", "position", "rng", "start")
+
+    def __init__(self, start: Callable[[], Iterable[Any]]) -> None:
+        self.start = start  # keeps what the key names alive while the pass is cached
+        self.items: Iterator[Any] = iter(start())
+        self.position = 0  # how many items this pass has produced
+        self.rng: RngState | None = None
+
+
+class SampleStreams:
+    """An LRU of live generator passes; `capacity` 0 makes every request a fresh pass."""
+
+    def __init__(self, capacity: int = 4) -> None:
+        self.capacity = capacity
+        self._passes: OrderedDict[Hashable, _Pass] = OrderedDict()
+
+    def item(
+        self, key: Hashable, start: Callable[[], Iterable[Any]], index: int
+    ) -> Any:
+        """Item `index` of the pass `start` begins; `start` seeds, then makes the items.
+
+        Each call hands out an object no earlier call handed out: asking for an index
+        the pass has already passed starts it again. Exceptions from the generator
+        propagate and drop the pass; `PassExhausted` says the pass has no such item.
+        """
+        if index < 0:
+            raise PassExhausted(index)
+        live = self._passes.pop(key, None)
+        ambient = _ambient()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if live is not None and index < live.position:
+                _close(live)
+                live = None
+            if live is None:
+                live = _Pass(start)
+            else:
+                assert live.rng is not None
+                _set_rng_state(live.rng)
+            item = _advance(live, index)
+            if _ambient() != ambient or self.capacity <= 0:
+                _close(live)
+                return item
+            live.rng = _rng_state()
+            self._passes[key] = live
+            while len(self._passes) > self.capacity:
+                _close(self._passes.popitem(last=False)[1])
+        return item
+
+    def clear(self) -> None:
+        """Close and forget every live pass."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            while self._passes:
+                _close(self._passes.popitem()[1])
+
+    def __len__(self) -> int:
+        return len(self._passes)
+
+
+def _advance(live: _Pass, index: int) -> Any:
+    item: Any = None
+    try:
+        while live.position <= index:
+            item = next(live.items)
+            live.position += 1
+    except StopIteration:
+        raise PassExhausted(index) from None
+    except BaseException:
+        _close(live)
+        raise
+    return item
+
+
+def _close(live: _Pass) -> None:
+    """Close the generator (running its exits); a pass is dropped whatever it raises."""
+    close = getattr(live.items, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
+
+
+def _ambient() -> tuple[object, ...]:
+    """Global modes a suspended generator could leave changed for the cases."""
+    return (
+        torch.is_grad_enabled(),
+        torch.get_default_dtype(),
+        torch.is_inference_mode_enabled(),
+    )
+
+
+def _rng_state() -> RngState:
+    numpy = sys.modules.get("numpy")
+    return (
+        torch.get_rng_state(),
+        random.getstate(),
+        numpy.random.get_state() if numpy is not None else None,
+    )
+
+
+def _set_rng_state(state: RngState) -> None:
+    torch_state, python_state, numpy_state = state
+    torch.set_rng_state(torch_state)
+    random.setstate(python_state)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and numpy_state is not None:
+        numpy.random.set_state(numpy_state)
