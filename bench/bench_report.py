@@ -1,4 +1,5 @@
-"""Report costs for a 100,000-case result: load, markdown, HTML, JUnit, whole render."""
+"""Report costs: a 100,000-case result (load, markdown, HTML, JUnit, whole render) and a
+level-1 shaped result (563 executed cases, 325,257 not_run) rendered after loading."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from pathlib import Path
 
 from run import BenchRow
 from torchcts_report import load_input, render_html, render_junit, render_markdown
+from torchcts_report.checks import check_artifact
+from torchcts_report.inputs import ReportInput
 from torchcts_report.render import render_reports
 from torchcts_schema import (
     CaseRecord,
     CrashInfo,
     CrashKind,
     ExpectedSource,
+    NextFix,
     NotRunReason,
     RunArtifact,
     RunMetadata,
@@ -83,8 +87,8 @@ def _record(i: int) -> CaseRecord:
     return CaseRecord(status=Status.PASSED, **common)
 
 
-def _artifact() -> RunArtifact:
-    meta = RunMetadata(
+def _metadata(**fields: object) -> RunMetadata:
+    return RunMetadata(
         run_key="simdev_bench",
         device="simdev",
         hardware_key="bench",
@@ -98,8 +102,96 @@ def _artifact() -> RunArtifact:
         started_at="2026-11-30T00:00:00+00:00",
         ended_at="2026-11-30T01:00:00+00:00",
         completed_normally=True,
+        **fields,  # type: ignore[arg-type]
     )
-    return RunArtifact.from_records(meta, [_record(i) for i in range(N)])
+
+
+def _artifact() -> RunArtifact:
+    return RunArtifact.from_records(_metadata(), [_record(i) for i in range(N)])
+
+
+# The shape of the reference device's level-1 run: few executed cases, and every case
+# deeper than level 1 or in an undeclared dtype recorded as not_run with its reason.
+L1_OPS = 732
+L1_DTYPES = ("float64", "float32", "bfloat16", "float16", "complex64", "int64", "int32")
+L1_VARIANTS = ("noncontiguous", "forward", "backward", "out", "method", "inplace")
+L1_EXECUTED = (
+    (Status.PASSED, 542),
+    (Status.FAILED, 13),
+    (Status.UNSUPPORTED, 3),
+    (Status.CRASHED, 3),
+    (Status.ERROR, 2),
+)
+L1_NOT_RUN = (
+    (NotRunReason.LEVEL_FILTERED, 272_963),
+    (NotRunReason.DTYPE_NOT_SUPPORTED, 51_146),
+    (NotRunReason.COMPARISON_NOT_VALID, 1_090),
+    (NotRunReason.OP_EXCLUDED, 52),
+    (NotRunReason.CAPABILITY_NOT_DECLARED, 5),
+    (NotRunReason.DEVICE_COUNT, 1),
+)
+L1_NOT_RUN_TOTAL = sum(n for _, n in L1_NOT_RUN)
+
+
+def _l1_record(i: int, status: Status, **fields: object) -> CaseRecord:
+    op = f"op{i % L1_OPS}"
+    dtype = L1_DTYPES[(i // L1_OPS) % len(L1_DTYPES)]
+    per_sample = L1_OPS * len(L1_DTYPES) * len(L1_VARIANTS)
+    variant = L1_VARIANTS[(i // (L1_OPS * len(L1_DTYPES))) % len(L1_VARIANTS)]
+    case_id = make_case_id("opinfo", op, variant, dtype, i // per_sample)
+    return CaseRecord(
+        case_id=case_id,
+        node_id=node_id_for_case(case_id),
+        op=op,
+        variant=variant,
+        dtype=dtype,
+        sample=i // per_sample,
+        status=status,
+        expected_source=ExpectedSource.CPU_REFERENCE,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _l1_executed(i: int, status: Status) -> CaseRecord:
+    extra: dict[str, object] = {"level": 1, "duration_s": 0.002 * (i % 13)}
+    if status is Status.FAILED:
+        extra["mismatch"] = f"values differ at {i % 7 + 1} of 64 elements"
+    elif status is Status.ERROR:
+        extra |= {"exception_type": "RuntimeError", "exception_message": f"bad {i}"}
+    elif status is Status.UNSUPPORTED:
+        extra |= {"exception_type": "NotImplementedError", "exception_message": "no"}
+    elif status is Status.CRASHED:
+        extra["crash"] = CrashInfo(CrashKind.SIGNAL, signal="SIGSEGV")
+    return _l1_record(i, status, **extra)
+
+
+def _l1_not_run(i: int, reason: NotRunReason) -> CaseRecord:
+    level = 2 + i % 7 if reason is NotRunReason.LEVEL_FILTERED else 1
+    dtype = L1_DTYPES[(i // L1_OPS) % len(L1_DTYPES)]
+    detail = {
+        NotRunReason.LEVEL_FILTERED: f"level {level} > 1",
+        NotRunReason.DTYPE_NOT_SUPPORTED: f"op not matched by DTYPES['{dtype}']",
+    }.get(reason, f"{reason.value} for this op")
+    return _l1_record(
+        i,
+        Status.NOT_RUN,
+        level=level,
+        not_run_reason=reason,
+        next_fix=NextFix.SUPPORT_SURFACE,
+        detail=detail,
+    )
+
+
+def level1_artifact() -> RunArtifact:
+    """A synthetic artifact shaped like the reference device's level-1 run."""
+    records: list[CaseRecord] = []
+    for status, count in L1_EXECUTED:
+        start = len(records)
+        records += [_l1_executed(i, status) for i in range(start, start + count)]
+    for reason, count in L1_NOT_RUN:
+        start = len(records)
+        records += [_l1_not_run(i, reason) for i in range(start, start + count)]
+    return RunArtifact.from_records(_metadata(level=1), records)
 
 
 def _time(fn) -> float:  # type: ignore[no-untyped-def]
@@ -109,7 +201,8 @@ def _time(fn) -> float:  # type: ignore[no-untyped-def]
 
 
 def rows() -> list[BenchRow]:
-    """Time each step of rendering a 100,000-case result, and the whole command."""
+    """Time each step of rendering a 100,000-case result, the whole command, and the
+    render of a level-1 shaped result."""
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp)
         write_history(results, "simdev_bench", _artifact())
@@ -133,4 +226,23 @@ def rows() -> list[BenchRow]:
         BenchRow("report", "per case, end to end", whole_s / N * 1e6, "us", note),
         BenchRow("report", "JUnit size", sizes.get(".xml", 0) / 1e6, "MB", note),
         BenchRow("report", "HTML size", sizes.get(".html", 0) / 1e6, "MB", note),
+        *_level1_rows(),
+    ]
+
+
+def _level1_rows() -> list[BenchRow]:
+    """Render (after loading) and check a level-1 shaped result: best of three."""
+    artifact = level1_artifact()
+    report = ReportInput(artifact, artifact.metadata.run_key)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        render_s = min(_time(lambda: render_reports(report, out)) for _ in range(3))
+        junit = out / f"{report.run_key}.junit.xml"
+        junit_mb = junit.stat().st_size / 1e6
+    check_s = min(_time(lambda: check_artifact(artifact, "bench")) for _ in range(3))
+    note = f"{len(artifact.results)} executed, {L1_NOT_RUN_TOTAL:,} not_run"
+    return [
+        BenchRow("report", "render md+html+junit, 325k not_run", render_s, "s", note),
+        BenchRow("report", "check_artifact, 325k not_run", check_s, "s", note),
+        BenchRow("report", "JUnit size, 325k not_run", junit_mb, "MB", note),
     ]

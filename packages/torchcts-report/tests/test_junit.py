@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
 from torchcts_report import load_input, render_junit
+from torchcts_report.junit import COUNTED_REASONS
+from torchcts_schema import NotRunReason, Status
 
 
-def _root(tmp_path, syn, artifact=None):  # type: ignore[no-untyped-def]
+def _root(tmp_path, syn, artifact=None, *, list_all=False):  # type: ignore[no-untyped-def]
     syn.write(tmp_path, artifact or syn.artifact())
-    return ET.fromstring(render_junit(load_input(tmp_path)).encode("utf-8"))
+    xml = render_junit(load_input(tmp_path), list_all=list_all)
+    return ET.fromstring(xml.encode("utf-8"))
 
 
 def _case(root, case_id):  # type: ignore[no-untyped-def]
@@ -18,16 +22,27 @@ def _case(root, case_id):  # type: ignore[no-untyped-def]
     return found
 
 
-def test_one_testcase_per_case_and_totals(tmp_path, syn):
-    """Every record is one testcase; totals count failures, errors and skips."""
+def test_one_testcase_per_listed_case_and_totals(tmp_path, syn):
+    """Each executed case is one testcase; totals count failures, errors and skips."""
     root = _root(tmp_path, syn)
-    assert len(root.findall(".//testcase")) == 15
-    assert root.get("tests") == "15"
+    # the mixed run's two not_run cases (dtype, capability) are counted, not listed
+    assert len(root.findall(".//testcase")) == 13
+    assert root.get("tests") == "13"
     assert root.get("failures") == "3"
     assert root.get("errors") == "4"  # error + unsupported + 2 crashed
-    assert root.get("skipped") == "3"  # 2 not_run + 1 skipped
+    assert root.get("skipped") == "1"  # the skipped case
     suites = [s.get("name") for s in root.findall("testsuite")]
     assert suites == sorted(suites) == ["opinfo", "rng", "views"]
+
+
+def test_list_all_makes_every_record_a_testcase(tmp_path, syn):
+    """With list_all every record is one testcase, not_run ones as skips."""
+    root = _root(tmp_path, syn, list_all=True)
+    assert len(root.findall(".//testcase")) == 15
+    assert root.get("tests") == "15"
+    assert root.get("skipped") == "3"  # 2 not_run + 1 skipped
+    assert not [p for p in root.iter("property") if "unlisted" in str(p.get("name"))]
+    assert root.find(".//system-out") is None
 
 
 def test_failed_maps_to_failure(tmp_path, syn):
@@ -62,11 +77,20 @@ def test_error_unsupported_crashed_map_to_error(tmp_path, syn):
 
 
 def test_not_run_and_skipped_map_to_skipped(tmp_path, syn):
-    """not_run and skipped carry a <skipped> with the reason."""
-    root = _root(tmp_path, syn)
-    not_run = _case(root, "opinfo/div/forward/bfloat16/0").find("skipped")
+    """not_run and skipped carry a <skipped> with the reason and its detail."""
+    excluded = syn.record(
+        "div",
+        status=Status.NOT_RUN,
+        source=None,
+        not_run_reason=NotRunReason.OP_EXCLUDED,
+        detail="no kernel yet",
+    )
+    root = _root(tmp_path, syn, syn.artifact([*syn.mixed(), excluded]))
+    not_run = _case(root, excluded.case_id).find("skipped")
     assert not_run is not None
-    assert (not_run.get("message") or "").startswith("not_run: dtype_not_supported: ")
+    message = not_run.get("message") or ""
+    assert message.startswith("not_run: op_excluded: ")
+    assert message.endswith("(no kernel yet)")
     skipped = _case(root, "rng/rng/stream/-/-").find("skipped")
     assert (
         skipped is not None and skipped.get("message") == "skipped: needs two devices"
@@ -109,8 +133,6 @@ def test_newlines_in_attributes_survive(tmp_path, syn):
 
 
 def _filtered_artifact(syn):  # type: ignore[no-untyped-def]
-    from torchcts_schema import NotRunReason, Status
-
     left_out = [
         syn.record(
             f"other{i}",
@@ -127,40 +149,96 @@ def _filtered_artifact(syn):  # type: ignore[no-untyped-def]
         level=5,
         not_run_reason=NotRunReason.LEVEL_FILTERED,
     )
-    excluded = syn.record(
+    undeclared = syn.record(
         "div",
         status=Status.NOT_RUN,
         source=None,
         not_run_reason=NotRunReason.DTYPE_NOT_SUPPORTED,
     )
-    return syn.artifact([syn.record("add"), excluded, deep, *left_out])
+    return syn.artifact([syn.record("add"), undeclared, deep, *left_out])
 
 
-def test_cases_the_run_filtered_out_are_counted_not_listed(tmp_path, syn):
-    """Cases outside the run's selection are counted per reason, not listed."""
+def test_configuration_not_run_cases_are_counted_not_listed(tmp_path, syn):
+    """Filtered, level and dtype not_run cases are counted per reason, not listed."""
     root = _root(tmp_path, syn, _filtered_artifact(syn))
     names = [c.get("name") for c in root.iter("testcase")]
-    assert names == ["opinfo/add/forward/float32/0", "opinfo/div/forward/float32/0"]
-    assert root.get("tests") == "2" and root.get("skipped") == "1"
+    assert names == ["opinfo/add/forward/float32/0"]
+    assert root.get("tests") == "1" and root.get("skipped") == "0"
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["unlisted_not_run.filtered_by_selection"] == "2"
     assert props["unlisted_not_run.level_filtered"] == "1"
+    assert props["unlisted_not_run.dtype_not_supported"] == "1"
 
 
-def test_include_filtered_lists_every_case(tmp_path, syn):
-    """With include_filtered, every not_run case is a skipped testcase."""
+def test_counted_cases_have_a_summary_line(tmp_path, syn):
+    """A suite with counted cases says how many, per reason, in its <system-out>."""
+    views = syn.record("views", None, suite="views", variant="view_of", sample=None)
+    art = syn.artifact([*_filtered_artifact(syn).records, views])
+    suites = {s.get("name"): s for s in _root(tmp_path, syn, art).iter("testsuite")}
+    line = suites["opinfo"].findtext("system-out") or ""
+    assert line.startswith("4 not_run case(s) counted, not listed (")
+    assert "dtype_not_supported 1, filtered_by_selection 2, level_filtered 1" in line
+    assert "--junit-all" in line
+    assert suites["views"].find("system-out") is None
+
+
+# the decision per reason, one line of rationale each in the junit module docstring
+EXPECTED_COUNTED = {
+    NotRunReason.DTYPE_NOT_SUPPORTED,
+    NotRunReason.CAPABILITY_NOT_DECLARED,
+    NotRunReason.LEVEL_FILTERED,
+    NotRunReason.FILTERED_BY_SELECTION,
+    NotRunReason.SAMPLE_LIMIT,
+}
+
+
+@pytest.mark.parametrize("reason", list(NotRunReason))
+def test_each_reason_is_listed_or_counted(tmp_path, syn, reason):
+    """Configuration reasons are counted; reasons that call for work on a case list it."""
+    rec = syn.record("div", status=Status.NOT_RUN, source=None, not_run_reason=reason)
+    root = _root(tmp_path, syn, syn.artifact([rec]))
+    listed = [c.get("name") for c in root.iter("testcase")]
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    if reason in EXPECTED_COUNTED:
+        assert listed == [] and props[f"unlisted_not_run.{reason.value}"] == "1"
+    else:
+        assert listed == [rec.case_id]
+        assert not any(str(k).startswith("unlisted_not_run.") for k in props)
+    assert {r.value for r in COUNTED_REASONS} == {r.value for r in EXPECTED_COUNTED}
+    assert reason.value in _junit_docstring()
+
+
+def _junit_docstring() -> str:
+    import torchcts_report.junit
+
+    return torchcts_report.junit.__doc__ or ""
+
+
+def test_not_run_without_a_reason_is_listed(tmp_path, syn):
+    """A not_run record that names no reason is listed, never silently counted."""
+    rec = syn.record("div", status=Status.NOT_RUN, source=None, detail="why not")
+    skipped = _case(_root(tmp_path, syn, syn.artifact([rec])), rec.case_id)
+    assert skipped.find("skipped") is not None
+
+
+def test_list_all_lists_every_case(tmp_path, syn):
+    """With list_all, every not_run case is a skipped testcase and none is counted."""
     syn.write(tmp_path, _filtered_artifact(syn))
-    xml = render_junit(load_input(tmp_path), include_filtered=True)
+    xml = render_junit(load_input(tmp_path), list_all=True)
     root = ET.fromstring(xml.encode("utf-8"))
     assert len(root.findall(".//testcase")) == 5
     assert root.get("skipped") == "4"
+    assert "unlisted_not_run" not in xml
 
 
 def test_cli_junit_all_flag(tmp_path, syn):
-    """render --junit-all lists the filtered cases in the written JUnit file."""
+    """render --junit-all lists the counted cases in the written JUnit file."""
     from torchcts_report.cli import main
 
     syn.write(tmp_path, _filtered_artifact(syn))
     assert main(["render", str(tmp_path), "--junit-all"]) == 0
     xml = (tmp_path / "simdev_x86-64-2cpu.junit.xml").read_text()
     assert xml.count("<testcase ") == 5
+    assert main(["render", str(tmp_path)]) == 0
+    xml = (tmp_path / "simdev_x86-64-2cpu.junit.xml").read_text()
+    assert xml.count("<testcase ") == 1

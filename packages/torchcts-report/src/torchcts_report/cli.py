@@ -105,8 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--junit-all",
         action="store_true",
-        help="list cases the run's own filters left out in the JUnit XML too "
-        "(by default they are only counted)",
+        help="list every not_run case in the JUnit XML (by default those left out "
+        "by the run's selection or the manifest's dtypes and capabilities are "
+        "only counted)",
     )
     render.set_defaults(handler=_render)
 

@@ -14,6 +14,7 @@ from torchcts_schema import CaseRecord, Status
 
 from torchcts_report.clusters import quote
 from torchcts_report.inputs import ReportInput, probe_counts, probe_rows
+from torchcts_report.summary import RecordSummary
 from torchcts_report.text import clean, md, md_block, md_code, table
 
 MAX_CRASH_DETAILS = 50
@@ -22,10 +23,10 @@ SHOWN_ELSEWHERE = frozenset({"probes"})  # the probe table shows it in full
 PROBE_COLUMNS = ("kind", "probe", "status", "note")
 
 
-def crash_section(report: ReportInput) -> str:
+def crash_section(report: ReportInput, summary: RecordSummary) -> str:
     """Every crashed case, then the detail of each crash evidence file."""
     crashed = sorted(
-        (r for r in report.artifact.records if r.status is Status.CRASHED),
+        (r for r in summary.executed if r.status is Status.CRASHED),
         key=lambda r: r.case_id,
     )
     evidence = sorted(report.crash_evidence, key=lambda e: str(e.get("_file")))
@@ -184,7 +185,7 @@ def reference_section(report: ReportInput) -> str:
     return "\n".join(parts)
 
 
-def diagnostics_section(report: ReportInput) -> str:
+def diagnostics_section(report: ReportInput, summary: RecordSummary) -> str:
     """Run-level diagnostics and any evidence file that could not be read."""
     parts = ["## Diagnostics", ""]
     diagnostics = report.artifact.diagnostics
@@ -196,8 +197,7 @@ def diagnostics_section(report: ReportInput) -> str:
         )
     else:
         parts.append("The artifact holds no other run-level diagnostics.")
-    ids = [r.case_id for r in report.artifact.records]
-    repeated = len(ids) - len(set(ids))
+    repeated = summary.total - summary.distinct_case_ids
     if repeated:
         parts += [
             "",

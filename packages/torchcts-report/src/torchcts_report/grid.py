@@ -8,12 +8,12 @@ full per-status count in its tooltip, so a mostly passing cell with one crash is
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from html import escape
 
-from torchcts_schema import STATUS_MEANINGS, CaseRecord, Status
+from torchcts_schema import STATUS_MEANINGS, Status
 
-from torchcts_report.tallies import NONE_LABEL, outside_selection
+from torchcts_report.summary import RecordSummary
+from torchcts_report.tallies import NONE_LABEL
 from torchcts_report.text import clean
 
 SEVERITY: tuple[Status, ...] = (
@@ -52,17 +52,21 @@ def grid_css() -> str:
     )
 
 
-def render_grid(records: Iterable[CaseRecord]) -> str:
+def render_grid(summary: RecordSummary) -> str:
     """The legend and the grid as an HTML fragment."""
     cells: dict[tuple[str, str], Counter[Status]] = {}
     hidden: set[str] = set()
-    for record in records:
-        op = clean(record.op) or NONE_LABEL
-        if outside_selection(record):
+    cleaned: dict[str, str] = {}  # a few hundred distinct ops and dtypes, cleaned once
+    for cell, count in summary.cells.items():
+        op = _cleaned(cleaned, cell.op) or NONE_LABEL
+        if cell.outside_selection:
             hidden.add(op)  # outside what this run asked for
             continue
-        key = (op, clean(record.dtype or NONE_LABEL))
-        cells.setdefault(key, Counter())[record.status] += 1
+        key = (op, _cleaned(cleaned, cell.dtype or NONE_LABEL))
+        statuses = cells.get(key)
+        if statuses is None:
+            statuses = cells[key] = Counter()
+        statuses[cell.status] += count
     ops = sorted({op for op, _ in cells})
     hidden -= set(ops)
     dtypes = sorted({dt for _, dt in cells}, key=lambda d: (d == NONE_LABEL, d))
@@ -90,6 +94,13 @@ def render_grid(records: Iterable[CaseRecord]) -> str:
         parts.append("".join(row))
     parts += ["</tbody></table></div>", "</section>"]
     return "\n".join(parts)
+
+
+def _cleaned(cache: dict[str, str], value: str) -> str:
+    done = cache.get(value)
+    if done is None:
+        done = cache[value] = clean(value)
+    return done
 
 
 def _cell(counter: Counter[Status]) -> str:

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from torchcts_report.grid import grid_css, render_grid
 from torchcts_report.inputs import ReportInput
 from torchcts_report.scorecard import markdown_sections
+from torchcts_report.summary import RecordSummary, summarise
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1a1a1a}
@@ -34,15 +35,20 @@ table.grid thead th{top:0}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
-def render_html(report: ReportInput) -> str:
-    """The whole HTML document as text."""
+def render_html(report: ReportInput, summary: RecordSummary | None = None) -> str:
+    """The whole HTML document as text.
+
+    `summary` is `summarise(report.artifact.records)`, when the caller already has it.
+    """
+    if summary is None:
+        summary = summarise(report.artifact.records)
     renderer = MarkdownIt("commonmark", {"html": False, "linkify": False})
     renderer.enable("table")
     body = []
-    for name, text in markdown_sections(report):
+    for name, text in markdown_sections(report, summary):
         body.append(renderer.render(text))
         if name == "status":
-            body.append(render_grid(report.artifact.records))
+            body.append(render_grid(summary))
     title = escape(f"TorchCTS scorecard: {report.run_key}")
     return (
         "<!DOCTYPE html>\n"

@@ -3,26 +3,62 @@
 failed maps to <failure>; error, unsupported and crashed map to <error> with their
 details; not_run and skipped map to <skipped> with the reason. Every string is cleaned
 of characters XML 1.0 cannot hold before it is escaped, so the file always parses.
+
+A test case is something CI shows and a person acts on one by one. Every executed case
+is listed. A not_run case is listed when its reason is an action on that case, and
+counted per reason (suite properties ``unlisted_not_run.<reason>`` and a summary line
+in the suite's <system-out>) when it is a configuration fact repeated over thousands:
+
+- dtype_not_supported, counted: the manifest's DTYPES choice for a whole op; ~51,000
+  skips in a level-1 run say nothing one count per reason does not.
+- capability_not_declared, counted: one manifest-wide declaration, the same for every
+  case that needs the capability.
+- level_filtered, counted: the run's own level selection, not a fact about a case.
+- filtered_by_selection, counted: the run's own command-line filters.
+- sample_limit, counted: the manifest's MAX_SAMPLES_PER_OP cut, configuration.
+- op_excluded, listed: the manifest excludes a named op with a reason; few cases, each
+  an exclusion a reviewer should see by name.
+- device_count, listed: few cases, each to run on a machine with more devices.
+- reference_unavailable, listed: this case's CPU reference could not be built, a
+  harness problem to fix case by case.
+- known_crash_not_executed, listed: a known crash of this case went unexecuted; its
+  evidence is still to be collected.
+- comparison_not_valid, listed: PyTorch says this case cannot be compared across
+  devices; each needs another test strategy.
+
+A not_run record without a reason is listed. ``render --junit-all`` lists everything.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
+from operator import attrgetter, not_
 
 from torchcts_schema import (
     NOT_RUN_MEANINGS,
     CaseRecord,
+    NotRunReason,
     RunMetadata,
     Status,
 )
 
 from torchcts_report.clusters import rerun_command
 from torchcts_report.inputs import ReportInput
-from torchcts_report.tallies import outside_selection
 from torchcts_report.text import clean, one_line, truncate
 
 MESSAGE_LIMIT = 500
 BODY_LIMIT = 20_000
+# not_run reasons counted per suite instead of listed (see the module docstring)
+COUNTED_REASONS: frozenset[NotRunReason] = frozenset(
+    {
+        NotRunReason.DTYPE_NOT_SUPPORTED,
+        NotRunReason.CAPABILITY_NOT_DECLARED,
+        NotRunReason.LEVEL_FILTERED,
+        NotRunReason.FILTERED_BY_SELECTION,
+        NotRunReason.SAMPLE_LIMIT,
+    }
+)
 _ATTR = str.maketrans(
     {
         "&": "&amp;",
@@ -35,6 +71,9 @@ _ATTR = str.maketrans(
     }
 )
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_STATUS_REASON = attrgetter("status", "not_run_reason")
+_SUITE_REASON = attrgetter("suite", "not_run_reason")
+_CASE_ID = attrgetter("case_id")
 
 
 def attr(value: object) -> str:
@@ -47,37 +86,55 @@ def text(value: object) -> str:
     return clean(value).translate(_TEXT)
 
 
-def render_junit(report: ReportInput, *, include_filtered: bool = False) -> str:
+def render_junit(report: ReportInput, *, list_all: bool = False) -> str:
     """The JUnit XML document as text.
 
-    Cases the run's own selection left out (command-line filters, the semantic level,
-    the sample limit) are not part of the run that was asked for: a level-1 run would
-    otherwise list hundreds of thousands of skips and exceed what CI systems accept.
-    They are counted per reason in each suite's properties instead; `include_filtered`
-    lists them too. Every not_run the backend's manifest causes is listed case by case.
+    not_run cases with a reason in `COUNTED_REASONS` are counted per suite and reason
+    instead of listed; `list_all` lists them too.
     """
     meta = report.artifact.metadata
-    suites: dict[str, list[CaseRecord]] = {}
+    records = report.artifact.records
+    counted = frozenset[NotRunReason]() if list_all else COUNTED_REASONS
+    # partitioned in C: a level-1 run has ~325,000 records, nearly all of them counted
+    keys = frozenset((Status.NOT_RUN, reason) for reason in counted)
+    flags = list(map(keys.__contains__, map(_STATUS_REASON, records)))
     unlisted: dict[str, Counter[str]] = {}
-    for record in report.artifact.records:
-        if not include_filtered and outside_selection(record):
-            reason = record.not_run_reason.value if record.not_run_reason else ""
-            unlisted.setdefault(record.suite, Counter())[reason] += 1
-            continue
+    for (suite, reason), count in Counter(
+        map(_SUITE_REASON, compress(records, flags))
+    ).items():
+        unlisted.setdefault(suite, Counter())[reason.value] += count
+    suites: dict[str, list[CaseRecord]] = {}
+    for record in compress(records, map(not_, flags)):
         suites.setdefault(record.suite, []).append(record)
-    listed = [r for records in suites.values() for r in records]
+    listed = [r for members in suites.values() for r in members]
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f"<testsuites name={attr('torchcts ' + report.run_key)}{_totals(listed)}>",
     ]
+    cases = _Cases(meta)
     for suite in sorted(suites.keys() | unlisted.keys()):
-        records = sorted(suites.get(suite, []), key=lambda r: r.case_id)
-        lines.append(f"  <testsuite name={attr(suite)}{_totals(records)}>")
-        lines.append(_properties(meta, unlisted.get(suite, Counter())))
-        lines.extend(_testcase(meta, r) for r in records)
+        listed_here = sorted(suites.get(suite, []), key=_CASE_ID)
+        left_out = unlisted.get(suite, Counter())
+        lines.append(f"  <testsuite name={attr(suite)}{_totals(listed_here)}>")
+        lines.append(_properties(meta, left_out))
+        lines.extend(map(cases.testcase, listed_here))
+        if left_out:
+            lines.append(
+                f"    <system-out>{text(_unlisted_line(left_out))}</system-out>"
+            )
         lines.append("  </testsuite>")
     lines.append("</testsuites>")
     return "\n".join(lines) + "\n"
+
+
+def _unlisted_line(left_out: Counter[str]) -> str:
+    reasons = ", ".join(f"{k} {left_out[k]}" for k in sorted(left_out))
+    return (
+        f"{sum(left_out.values())} not_run case(s) counted, not listed ({reasons}): "
+        "left out by the manifest's declarations or the run's selection, not by a "
+        "problem of one case; the unlisted_not_run.* properties count them and "
+        "torchcts-report render --junit-all lists them."
+    )
 
 
 def _totals(records: list[CaseRecord]) -> str:
@@ -109,16 +166,43 @@ def _properties(meta: RunMetadata, unlisted: Counter[str]) -> str:
     return f"    <properties>\n{props}    </properties>"
 
 
-def _testcase(meta: RunMetadata, record: CaseRecord) -> str:
-    time = f"{record.duration_s or 0.0:.3f}"
-    head = (
-        f"    <testcase classname={attr(f'torchcts.{record.suite}.{record.op}')} "
-        f"name={attr(record.case_id)} time={attr(time)}"
-    )
-    outcome = _outcome(meta, record)
-    if outcome is None:
-        return head + "/>"
-    return f"{head}>\n      {outcome}\n    </testcase>"
+class _Cases:
+    """Test case elements; parts many cases share (class name, skip) are built once."""
+
+    def __init__(self, meta: RunMetadata) -> None:
+        self.meta = meta
+        self._classnames: dict[tuple[str, str], str] = {}
+        self._skips: dict[tuple[Status, NotRunReason | None, str | None], str] = {}
+
+    def testcase(self, record: CaseRecord) -> str:
+        """One <testcase> element."""
+        names = (record.suite, record.op)
+        classname = self._classnames.get(names)
+        if classname is None:
+            classname = attr(f"torchcts.{record.suite}.{record.op}")
+            self._classnames[names] = classname
+        time = f"{record.duration_s or 0.0:.3f}"  # digits only: nothing to escape
+        head = (
+            f"    <testcase classname={classname} "
+            f'name={attr(record.case_id)} time="{time}"'
+        )
+        outcome = self._outcome(record)
+        if outcome is None:
+            return head + "/>"
+        return f"{head}>\n      {outcome}\n    </testcase>"
+
+    def _outcome(self, record: CaseRecord) -> str | None:
+        detail = record.detail
+        if record.status not in _SKIPS or not (detail is None or type(detail) is str):
+            return _outcome(self.meta, record)
+        key = (record.status, record.not_run_reason, detail)
+        skip = self._skips.get(key)
+        if skip is None:
+            skip = self._skips[key] = str(_outcome(self.meta, record))
+        return skip
+
+
+_SKIPS = frozenset({Status.NOT_RUN, Status.SKIPPED})
 
 
 def _outcome(meta: RunMetadata, record: CaseRecord) -> str | None:

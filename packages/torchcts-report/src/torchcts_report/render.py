@@ -11,18 +11,20 @@ from torchcts_report.html_report import render_html
 from torchcts_report.inputs import ReportInput, load_input, results_dir_of
 from torchcts_report.junit import render_junit
 from torchcts_report.scorecard import render_markdown
+from torchcts_report.summary import summarise
 
 
 def render_reports(
     report: ReportInput, out_dir: Path, *, junit_all: bool = False
 ) -> list[Path]:
     """Write ``<key>.md``, ``<key>.html`` and ``<key>.junit.xml``; return their paths."""
+    summary = summarise(report.artifact.records)  # one pass, shared by md and html
     outputs = [
-        (out_dir / f"{report.run_key}.md", render_markdown(report)),
-        (out_dir / f"{report.run_key}.html", render_html(report)),
+        (out_dir / f"{report.run_key}.md", render_markdown(report, summary)),
+        (out_dir / f"{report.run_key}.html", render_html(report, summary)),
         (
             out_dir / f"{report.run_key}.junit.xml",
-            render_junit(report, include_filtered=junit_all),
+            render_junit(report, list_all=junit_all),
         ),
     ]
     mode = _shared_mode()

@@ -18,7 +18,6 @@ from torchcts_schema import (
     NextFix,
     NotRunReason,
     RunMetadata,
-    Status,
 )
 
 from torchcts_report.clusters import build_clusters, rerun_command
@@ -29,44 +28,53 @@ from torchcts_report.evidence_sections import (
     reference_section,
 )
 from torchcts_report.inputs import ReportInput, failing_probes
-from torchcts_report.tallies import (
-    STATUSES,
-    TallyRow,
-    capability_of,
-    dtype_label,
-    level_label,
-    numeric_order,
-    source_label,
-    status_counts,
-    tally,
+from torchcts_report.summary import (
+    RecordSummary,
+    capability_label,
+    dtype_of,
+    group_tally,
+    level_of,
+    not_run_reasons,
+    source_of,
+    status_totals,
+    summarise,
 )
+from torchcts_report.tallies import STATUSES, TallyRow, numeric_order
 from torchcts_report.text import md, md_code, table
-from torchcts_report.triage import build_triage
+from torchcts_report.triage import triage_of
 
 MAX_CLUSTERS = 100
 
 
-def render_markdown(report: ReportInput) -> str:
-    """The whole scorecard as markdown text ending in one newline."""
-    return "\n\n".join(text for _, text in markdown_sections(report)) + "\n"
+def render_markdown(report: ReportInput, summary: RecordSummary | None = None) -> str:
+    """The whole scorecard as markdown text ending in one newline.
+
+    `summary` is `summarise(report.artifact.records)`, when the caller already has it.
+    """
+    sections = markdown_sections(report, summary)
+    return "\n\n".join(text for _, text in sections) + "\n"
 
 
-def markdown_sections(report: ReportInput) -> list[tuple[str, str]]:
+def markdown_sections(
+    report: ReportInput, summary: RecordSummary | None = None
+) -> list[tuple[str, str]]:
     """The scorecard's sections in order, named so the HTML can add to them."""
     meta = report.artifact.metadata
+    if summary is None:
+        summary = summarise(report.artifact.records)
     return [
         ("title", f"# TorchCTS scorecard: {md_code(report.run_key)}"),
         *(("partial", text) for text in _partial_banner(report)),
         ("run", _header(meta)),
-        ("status", _status_section(report)),
+        ("status", _status_section(report, summary)),
         ("probes", probe_section(report)),
-        ("next_fix", _next_fix_section(report)),
-        ("clusters", _cluster_section(report)),
-        ("crashes", crash_section(report)),
+        ("next_fix", _next_fix_section(report, summary)),
+        ("clusters", _cluster_section(report, summary)),
+        ("crashes", crash_section(report, summary)),
         ("reference", reference_section(report)),
-        ("breakdown", _breakdown_sections(report)),
-        ("not_run", _not_run_section(report)),
-        ("diagnostics", diagnostics_section(report)),
+        ("breakdown", _breakdown_sections(summary)),
+        ("not_run", _not_run_section(summary)),
+        ("diagnostics", diagnostics_section(report, summary)),
     ]
 
 
@@ -125,8 +133,8 @@ def duration_text(meta: RunMetadata) -> str:
     return f"{seconds:.1f}s"
 
 
-def _status_section(report: ReportInput) -> str:
-    counts = status_counts(report.artifact.records)
+def _status_section(report: ReportInput, summary: RecordSummary) -> str:
+    counts = status_totals(summary)
     rows = [[f"`{s.value}`", str(counts[s]), md(STATUS_MEANINGS[s])] for s in STATUSES]
     rows.append(["**total**", str(sum(counts.values())), ""])
     text = "## Status counts\n\n" + table(["status", "cases", "meaning"], rows)
@@ -143,8 +151,7 @@ def _status_section(report: ReportInput) -> str:
     return text
 
 
-def _next_fix_section(report: ReportInput) -> str:
-    art = report.artifact
+def _next_fix_section(report: ReportInput, summary: RecordSummary) -> str:
     parts = [
         "## Next fix",
         "",
@@ -152,7 +159,7 @@ def _next_fix_section(report: ReportInput) -> str:
         "ones after it.",
     ]
     failing = failing_probes(report)
-    triage = build_triage(art.records, art.metadata, failing)
+    triage = triage_of(summary, report.artifact.metadata, failing)
     for number, item in enumerate(triage, start=1):
         extra = ""
         if item.category is NextFix.CONFIGURATION and failing:
@@ -172,8 +179,8 @@ def _next_fix_section(report: ReportInput) -> str:
     return "\n".join(parts)
 
 
-def _cluster_section(report: ReportInput) -> str:
-    clusters = build_clusters(report.artifact.records)
+def _cluster_section(report: ReportInput, summary: RecordSummary) -> str:
+    clusters = build_clusters(summary.executed)  # not_run cases never fail
     parts = [
         "## Failure clusters",
         "",
@@ -219,18 +226,17 @@ def _cluster_section(report: ReportInput) -> str:
     return "\n".join(parts)
 
 
-def _breakdown_sections(report: ReportInput) -> str:
-    records = report.artifact.records
-    sources = tally(records, source_label)
+def _breakdown_sections(summary: RecordSummary) -> str:
+    sources = group_tally(summary, source_of)
     parts = ["## Counts by expected-result source", "", _tally_table("source", sources)]
     meanings = [f"- `{s.value}`: {md(m)}" for s, m in EXPECTED_SOURCE_MEANINGS.items()]
     parts += ["", *meanings]
     for title, label_of, sort_key in (
-        ("capability", capability_of, None),
-        ("dtype", dtype_label, None),
-        ("semantic level", level_label, numeric_order),
+        ("capability", capability_label, None),
+        ("dtype", dtype_of, None),
+        ("semantic level", level_of, numeric_order),
     ):
-        rows = tally(records, label_of, sort_key=sort_key)
+        rows = group_tally(summary, label_of, sort_key=sort_key)
         parts += ["", f"## Counts by {title}", "", _tally_table(title, rows)]
     return "\n".join(parts)
 
@@ -243,16 +249,12 @@ def _tally_table(title: str, rows: list[TallyRow]) -> str:
     return table(headers, body)
 
 
-def _not_run_section(report: ReportInput) -> str:
-    not_run = [r for r in report.artifact.records if r.status is Status.NOT_RUN]
+def _not_run_section(summary: RecordSummary) -> str:
+    counts = not_run_reasons(summary)
     parts = ["## Not run, by reason", ""]
-    if not not_run:
+    if not counts:
         parts.append("Every selected case was executed.")
         return "\n".join(parts)
-    counts: dict[str, int] = {}
-    for record in not_run:
-        reason = record.not_run_reason.value if record.not_run_reason else "(none)"
-        counts[reason] = counts.get(reason, 0) + 1
     meanings = {r.value: m for r, m in NOT_RUN_MEANINGS.items()}
     order = [r.value for r in NotRunReason]
     keys = sorted(

@@ -23,6 +23,7 @@ from torchcts_schema import (
 
 from torchcts_report.clusters import error_signature, op_family, rerun_command
 from torchcts_report.clusters import normalise_message as _normalise
+from torchcts_report.summary import RecordSummary, summarise
 from torchcts_report.tallies import SELECTION_REASONS, next_fix_of
 
 ACTIONS_PER_CATEGORY = 3
@@ -53,22 +54,68 @@ def build_triage(
     probe_failures: list[dict[str, Any]],
 ) -> list[Triage]:
     """All six categories in the seed's order, empty ones included (they say 0)."""
-    by_category: dict[NextFix, list[CaseRecord]] = {c: [] for c in NextFix}
-    for record in records:
+    return triage_of(summarise(list(records)), metadata, probe_failures)
+
+
+def triage_of(
+    summary: RecordSummary,
+    metadata: RunMetadata,
+    probe_failures: list[dict[str, Any]],
+) -> list[Triage]:
+    """`build_triage` from a summary: records that only count are never visited."""
+    pools: dict[NextFix, dict[tuple[str, ...], _Pool]] = {c: {} for c in NextFix}
+    counts = dict.fromkeys(NextFix, 0)
+    for record in summary.singles:
         category = next_fix_of(record)
-        if category is not None:
-            by_category[category].append(record)
+        if category is None:
+            continue
+        counts[category] += 1
+        pool = _pool(pools[category], _STRATEGY[category][0](record))
+        pool.count += 1
+        if pool.first is None or record.case_id < pool.first:
+            pool.first = record.case_id
+    # the counted groups hold (nearly) every not_run case: they add to one pool per
+    # reason, whose example is looked up only if the pool makes it into the actions
+    support = NextFix.SUPPORT_SURFACE
+    for group, count in summary.groups.items():
+        if group.counted and group.reason is not None:
+            counts[support] += count
+            pool = _pool(pools[support], (group.reason.value,))
+            pool.count += count
+            pool.counted = group.reason
     out = []
     for category in NextFix:
-        members = by_category[category]
         actions: list[Action] = []
         if category is NextFix.CONFIGURATION:
             actions.extend(_probe_actions(probe_failures))
-        actions.extend(_record_actions(category, members, metadata))
+        actions.extend(_record_actions(category, pools[category], summary, metadata))
         out.append(
-            Triage(category, len(members), tuple(actions[:ACTIONS_PER_CATEGORY]))
+            Triage(category, counts[category], tuple(actions[:ACTIONS_PER_CATEGORY]))
         )
     return out
+
+
+@dataclass
+class _Pool:
+    """The cases behind one action: how many, and where its example comes from."""
+
+    count: int = 0
+    first: str | None = None  # smallest case id among the records seen one by one
+    counted: NotRunReason | None = None  # a reason whose counted records it holds
+
+    def example(self, summary: RecordSummary) -> str:
+        """The smallest case id of the pool, one-by-one and counted records alike."""
+        candidates = [self.first] if self.first is not None else []
+        if self.counted is not None:
+            candidates.append(summary.first_case_id(self.counted))
+        return min(candidates)
+
+
+def _pool(pools: dict[tuple[str, ...], _Pool], key: tuple[str, ...]) -> _Pool:
+    pool = pools.get(key)
+    if pool is None:
+        pool = pools[key] = _Pool()
+    return pool
 
 
 def _probe_actions(probe_failures: list[dict[str, Any]]) -> list[Action]:
@@ -83,21 +130,21 @@ def _probe_actions(probe_failures: list[dict[str, Any]]) -> list[Action]:
 
 
 def _record_actions(
-    category: NextFix, records: list[CaseRecord], metadata: RunMetadata
+    category: NextFix,
+    pools: dict[tuple[str, ...], _Pool],
+    summary: RecordSummary,
+    metadata: RunMetadata,
 ) -> list[Action]:
-    key_of, template = _STRATEGY[category]
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for record in records:
-        groups.setdefault(key_of(record), []).append(record.case_id)
+    template = _STRATEGY[category][1]
     # the run's own filters are the user's choice, so manifest decisions come first
     ranked = sorted(
-        groups.items(), key=lambda kv: (kv[0][0] in _SELECTION, -len(kv[1]), kv[0])
+        pools.items(), key=lambda kv: (kv[0][0] in _SELECTION, -kv[1].count, kv[0])
     )
     actions = []
-    for key, ids in ranked[:ACTIONS_PER_CATEGORY]:
-        example = min(ids)
+    for key, pool in ranked[:ACTIONS_PER_CATEGORY]:
+        example = pool.example(summary)
         command = rerun_command(metadata, example) if _reruns(category) else None
-        actions.append(Action(template(key, len(ids)), len(ids), example, command))
+        actions.append(Action(template(key, pool.count), pool.count, example, command))
     return actions
 
 
