@@ -35,11 +35,30 @@ def test_node_ids_k_and_dtype_select_and_account(
     assert records["fake/ok/forward/float64/0"].status is Status.NOT_RUN
 
 
-def test_unknown_node_id_is_a_usage_error(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", [0, 2])
+def test_unknown_node_id_is_a_usage_error(
+    pytester: pytest.Pytester, workers: int
+) -> None:
     """A node id that names no case of the manifest is an error, not silence."""
     write_manifest(pytester, ["ok"])
     result = pytester.runpytest_subprocess(
-        *run_args(), "torchcts::fake/nope/forward/float32/0"
+        *run_args(workers=workers), "torchcts::fake/nope/forward/float32/0"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*torchcts::fake/nope/forward/float32/0*not a case*"])
+
+
+def test_workers_run_the_controllers_plan_without_selecting(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under xdist only the controller selects; every worker collects its plan."""
+    log = pytester.path / "selects.txt"
+    monkeypatch.setenv("FAKE_SELECT_LOG", str(log))
+    write_manifest(pytester, ["ok", "wrong", "segv", "ok2"], DTYPES={"float32": True})
+    result = pytester.runpytest_subprocess(*run_args(workers=2))
+    assert result.ret == 1, result.stdout.str()
+    assert len(log.read_text().split()) == 1  # not once more per (replaced) worker
+    records = artifact_records(pytester.path / "results")
+    assert records["fake/ok2/forward/float32/0"].status is Status.PASSED
+    assert records["fake/segv/forward/float32/0"].status is Status.CRASHED
+    assert not list((pytester.path / "results").glob(".*_scratch/plan-*.json"))

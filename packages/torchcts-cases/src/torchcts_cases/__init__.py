@@ -3,10 +3,12 @@ sources and manifest selection.
 
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
-`OracleUnavailable`, `write_oracle_failure`.
+`OracleUnavailable`, `write_oracle_failure`, `warm_up`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from torchcts_schema import Manifest
 
@@ -42,6 +44,18 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
     return HandPrepared(spec, manifest, hand_case(spec.case_id))
 
 
+def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
+    """Import what the cases will need before the first one starts its clock.
+
+    PyTorch's OpInfo database takes seconds to import; a process that will run OpInfo
+    cases pays that once here, outside every case's limit. `specs` None: assume it will.
+    """
+    if specs is None or any(spec.suite == OPINFO_SUITE for spec in specs):
+        from torchcts_cases.opinfo_source import op_table
+
+        op_table()
+
+
 __all__ = [
     "DEFAULT_TOLERANCES",
     "LEVEL_DOCS",
@@ -61,5 +75,6 @@ __all__ = [
     "prepare",
     "select_cases",
     "tolerance_for",
+    "warm_up",
     "write_oracle_failure",
 ]

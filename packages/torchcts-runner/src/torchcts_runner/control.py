@@ -2,7 +2,8 @@
 
 Without xdist it lives beside the executor in the one process; with xdist it is the
 controller and learns about cases only from reports (records travel in
-``user_properties``) and from `pytest_handlecrashitem` when a worker dies.
+``user_properties``) and from `pytest_handlecrashitem` when a worker dies (the
+xdist-only hooks are in `xdist_hooks`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ from torchcts_runner.hardware import hardware_key
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
 from torchcts_runner.metadata import build_metadata
 from torchcts_runner.options import RunSettings
+from torchcts_runner.planfile import plan_file_path, write_plan, write_plan_error
 from torchcts_runner.probes import ProbeRun, format_table, probe_counts, write_failures
 from torchcts_runner.progress import Progress
 from torchcts_runner.resume import INTERRUPTED, crashed_from_runlog
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
+from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
 
 
 class ControllerRole:
@@ -90,6 +93,11 @@ class ControllerRole:
         except CaseSourceError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    @property
+    def plan_file(self) -> Path:
+        """Where this controller hands its plan to the xdist workers."""
+        return plan_file_path(self.controller.scratch)
+
     def _source_or_none(self) -> CaseSource | None:
         try:
             return load_case_source(self.settings.case_source)
@@ -105,17 +113,21 @@ class ControllerRole:
             self.progress.add(record.status)
 
     def start_planning(self) -> None:
-        """Select cases in a thread while xdist workers start and select their own.
+        """Select cases in a thread while xdist workers start, then hand them the plan.
 
         Selection imports torch and the case catalogue (seconds); overlapping it with
-        worker start-up keeps the controller off the path to the first case.
+        worker start-up keeps the controller off the path to the first case, and the
+        plan file spares every worker its own selection.
         """
+        self.plan_file.unlink(missing_ok=True)
 
         def work() -> None:
             try:
                 self._planned = self._compute_plan()
+                write_plan(self.plan_file, self._planned.to_run)
             except BaseException as exc:  # re-raised in the main thread
                 self._plan_error = exc
+                write_plan_error(self.plan_file, str(exc) or repr(exc))
 
         self._plan_thread = threading.Thread(
             target=work, name="torchcts-plan", daemon=True
@@ -225,7 +237,7 @@ class ControllerRole:
             and record.crash
             and not record.crash.evidence
         ):
-            record = self.crashes.with_evidence(record)
+            record = self.crashes.with_evidence(record, defer_repro=True)
         self.controller.record(record)
         self.in_flight.discard(report.nodeid)
 
@@ -250,7 +262,7 @@ class ControllerRole:
             next_fix=NextFix.CONFIGURATION
             if status is Status.ERROR
             else NextFix.MISSING_EVIDENCE,
-            worker=_report_worker(report),
+            worker=report_worker(report),
             **self.crashes.base_fields(case_id),  # type: ignore[arg-type]
         )
 
@@ -283,7 +295,7 @@ class ControllerRole:
         crash, fault = read_evidence(
             self.controller.scratch, worker, node_id, worker_exit_status(node)
         )
-        record = self.crashes.crashed(case_id, crash, worker, fault)
+        record = self.crashes.crashed(case_id, crash, worker, fault, defer_repro=True)
         report.user_properties = [
             *getattr(report, "user_properties", []),
             (RECORD_PROPERTY, record_text(record)),
@@ -304,6 +316,8 @@ class ControllerRole:
         )
         if interrupted and self.in_flight:
             self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
+        self.crashes.wait_for_repros()
+        self.plan_file.unlink(missing_ok=True)
         expected = self.plan.planned_ids if self.plan is not None else []
         done = self.controller.finish(expected, interrupted=interrupted)
         status_file = self.config.getoption("torchcts_status_file")
@@ -333,43 +347,4 @@ class ControllerRole:
             terminalreporter.write_line(line)
 
 
-def _report_worker(report: Any) -> str | None:
-    gateway = getattr(getattr(report, "node", None), "gateway", None)
-    return str(gateway.id) if gateway is not None else None
-
-
-def worker_exit_status(node: Any) -> int | None:
-    """The crashed worker's exit status, when the gateway exposes its process."""
-    popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
-    if popen is None:
-        return None
-    try:
-        return int(popen.wait(timeout=5))
-    except Exception:  # best effort: the faulthandler file is the main evidence
-        return None
-
-
-class XdistControllerHooks:
-    """xdist-only hooks, registered only when xdist drives the run."""
-
-    def __init__(self, role: ControllerRole) -> None:
-        self.role = role
-
-    @pytest.hookimpl
-    def pytest_configure_node(self, node: Any) -> None:
-        """Workers get the run key and the cases already done (resume)."""
-        node.workerinput["torchcts_run_key"] = self.role.run_key
-        node.workerinput["torchcts_done"] = sorted(self.role.done)
-
-    @pytest.hookimpl
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Deselected accounting from the first worker's collection."""
-        self.role.account_collected(ids)
-
-    @pytest.hookimpl
-    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
-        """A worker died in a case: crashed with kind and signal, then carry on."""
-        self.role.handle_worker_crash(crashitem, report, report.node)
-
-
-__all__ = ["ControllerRole", "XdistControllerHooks", "worker_exit_status"]
+__all__ = ["ControllerRole"]

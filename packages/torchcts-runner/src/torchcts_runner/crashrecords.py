@@ -9,8 +9,10 @@ faulthandler tail, environment, a repro command that reruns only that case).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from torchcts_isolate import write_crash_record
 from torchcts_schema import (
@@ -47,6 +49,7 @@ class CrashRecorder:
         self.hardware_key = hardware_key
         self._source = source
         self.specs: dict[str, CaseSpecLike] = {}
+        self._repros: ThreadPoolExecutor | None = None
 
     @property
     def source(self) -> CaseSource | None:
@@ -83,7 +86,13 @@ class CrashRecorder:
         return [*command, "-n", "0", node_id_for_case(case_id)]
 
     def crashed(
-        self, case_id: str, crash: CrashInfo, worker: str, fault: str
+        self,
+        case_id: str,
+        crash: CrashInfo,
+        worker: str,
+        fault: str,
+        *,
+        defer_repro: bool = False,
     ) -> CaseRecord:
         """A crashed record with its crash file written."""
         record = CaseRecord(
@@ -95,16 +104,24 @@ class CrashRecorder:
             worker=worker,
             **self.base_fields(case_id),  # type: ignore[arg-type]
         )
-        return self.with_evidence(record, fault)
+        return self.with_evidence(record, fault, defer_repro=defer_repro)
 
-    def with_evidence(self, record: CaseRecord, fault: str = "") -> CaseRecord:
-        """Write the crash file for `record` and point its crash info at it."""
+    def with_evidence(
+        self, record: CaseRecord, fault: str = "", *, defer_repro: bool = False
+    ) -> CaseRecord:
+        """Write the crash file for `record` and point its crash info at it.
+
+        Building the repro script may import the OpInfo database (seconds). A
+        controller that is still scheduling cases defers it to a background thread
+        that rewrites the crash file with the script; `wait_for_repros` joins it
+        before the run's artifacts are final.
+        """
         if record.crash is None:
             return record
         spec = self._spec(record.case_id)
         s = self.settings
         script = None
-        if spec is not None and self.source is not None:
+        if spec is not None and self.source is not None and not defer_repro:
             script = self.source.repro_source(spec, s.manifest, s.device)
         tail = fault[-TAIL_CHARS:] if fault else ""
         payload = {
@@ -127,6 +144,8 @@ class CrashRecorder:
         }
         try:
             path = write_crash_record(s.results_dir, self.run_key, payload)
+            if defer_repro and spec is not None:
+                self._defer(payload, spec)
         except Exception as exc:  # the record stays honest without its file
             crash = replace(
                 record.crash,
@@ -135,6 +154,28 @@ class CrashRecorder:
             return replace(record, crash=crash)
         relative = Path(path).resolve().relative_to(s.results_dir.resolve()).as_posix()
         return replace(record, crash=replace(record.crash, evidence=relative))
+
+    def _defer(self, payload: dict[str, Any], spec: CaseSpecLike) -> None:
+        if (
+            self._repros is None
+        ):  # one thread: crash files of a case are rewritten in order
+            self._repros = ThreadPoolExecutor(1, thread_name_prefix="torchcts-repro")
+        self._repros.submit(self._complete_repro, payload, spec)
+
+    def _complete_repro(self, payload: dict[str, Any], spec: CaseSpecLike) -> None:
+        s = self.settings
+        source = self.source
+        script = source.repro_source(spec, s.manifest, s.device) if source else None
+        if script is not None:
+            write_crash_record(
+                s.results_dir, self.run_key, {**payload, "repro_script": script}
+            )
+
+    def wait_for_repros(self) -> None:
+        """Finish the deferred repro scripts (before the run's artifacts are final)."""
+        if self._repros is not None:
+            self._repros.shutdown(wait=True)
+            self._repros = None
 
 
 __all__ = ["CrashRecorder"]

@@ -12,13 +12,19 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from torchcts_schema import CaseRecord, case_id_for_node
 
 from torchcts_runner.backend import ensure_backend
-from torchcts_runner.casesource import CaseSourceError, load_case_source
+from torchcts_runner.casesource import (
+    CaseSource,
+    CaseSourceError,
+    CaseSpecLike,
+    load_case_source,
+)
 from torchcts_runner.crashes import (
     enable_faulthandler,
     fault_file,
@@ -29,11 +35,13 @@ from torchcts_runner.execute import CaseContext, execute_case
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
 from torchcts_runner.options import RunSettings
+from torchcts_runner.planfile import PlanFileError, read_plan
 from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
 from torchcts_runner.timeouts import case_deadline
 
 WARM_UP_ALLOWANCE_S = 120.0  # added to the first case's limit in each process
+PLAN_WAIT_S = 1800.0  # a full-depth selection of every dtype can take minutes
 HardTimeoutHook = Callable[[str, float], None]
 
 
@@ -54,6 +62,7 @@ class ExecutorRole:
         run_key: str,
         done: frozenset[str],
         on_hard_timeout: HardTimeoutHook | None = None,
+        plan_file: Path | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -61,6 +70,7 @@ class ExecutorRole:
         self.done = done
         self.worker = worker_id(config)
         self.plan: CasePlan | None = None
+        self.plan_file = plan_file
         self._on_hard_timeout = on_hard_timeout
         self.scratch = scratch_dir(settings.results_dir, run_key)
         enable_faulthandler(self.scratch, self.worker)
@@ -70,6 +80,7 @@ class ExecutorRole:
         )
         self._context: CaseContext | None = None
         self._warm = False
+        self._source_warm = False
 
     def payload_options(self) -> dict[str, Any]:
         """The ``options`` of a child payload (see `torchcts_runner.child`)."""
@@ -85,7 +96,13 @@ class ExecutorRole:
         }
 
     def make_plan(self) -> CasePlan:
-        """The ordered cases of this run (same in every process)."""
+        """The ordered cases of this run (same in every process).
+
+        An xdist worker reads the controller's plan and warms its case source while
+        waiting for nothing else; a process without xdist selects for itself.
+        """
+        if self.plan_file is not None:
+            return self._plan_from_controller(self.plan_file)
         s = self.settings
         node_ids = [a for a in self.config.args if a.startswith("torchcts::")]
         try:
@@ -96,6 +113,25 @@ class ExecutorRole:
             )  # fmt: skip
         except (CaseSourceError, SelectionError) as exc:
             raise pytest.UsageError(str(exc)) from None
+
+    def _plan_from_controller(self, path: Path) -> CasePlan:
+        try:
+            source = load_case_source(self.settings.case_source)
+            specs = read_plan(path, source.spec_from_dict, timeout_s=PLAN_WAIT_S)
+        except (CaseSourceError, PlanFileError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self._warm_source(source, specs)
+        return CasePlan(planned=specs, to_run=specs, not_run=[])
+
+    def _warm_source(self, source: CaseSource, specs: list[CaseSpecLike]) -> None:
+        """The case source's one-time imports, before any case's clock starts."""
+        if self._source_warm:
+            return
+        self._source_warm = True
+        warm = getattr(source.module, "warm_up", None)
+        if callable(warm):
+            with contextlib.suppress(Exception):  # the case itself reports problems
+                warm(specs)
 
     @pytest.hookimpl
     def pytest_collection(self, session: pytest.Session) -> bool:
@@ -163,11 +199,7 @@ class ExecutorRole:
         """Import the backend and the case source before the first deadline."""
         manifest = self.settings.manifest
         ensure_backend(manifest.backend_import, manifest.backend_options)
-        source = self.context().source
-        warm = getattr(source.module, "warm_up", None)
-        if callable(warm):
-            with contextlib.suppress(Exception):  # the case itself reports problems
-                warm()
+        self._warm_source(self.context().source, self.plan.to_run if self.plan else [])
 
     def run_item(self, item: CaseItem) -> CaseRecord:
         """Run one case where the isolation policy says, within its limit."""

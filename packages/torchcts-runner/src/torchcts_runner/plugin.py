@@ -8,6 +8,8 @@ in small modules that import neither pytest nor, where they can, torch.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from torchcts_runner.options import add_options
@@ -41,9 +43,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the roles this process plays."""
     if not config.getoption("torchcts_manifest", None):
         return  # inert: nothing below is imported unless asked for
-    from torchcts_runner.control import ControllerRole, XdistControllerHooks
+    from torchcts_runner.control import ControllerRole
     from torchcts_runner.executor import ExecutorRole
     from torchcts_runner.options import resolve_settings
+    from torchcts_runner.xdist_hooks import XdistControllerHooks
 
     settings = resolve_settings(config)
     assert settings is not None
@@ -54,7 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config,
             settings,
             str(workerinput["torchcts_run_key"]),
-            frozenset(workerinput.get("torchcts_done", ())),
+            frozenset(),  # the controller's plan already leaves finished cases out
+            plan_file=Path(workerinput["torchcts_plan"]),
         )
         config.pluginmanager.register(executor, "torchcts-executor")
         return
@@ -64,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(
             XdistControllerHooks(controller), "torchcts-xdist"
         )
+        controller.start_planning()
         return
     executor = ExecutorRole(
         config, settings, controller.run_key, controller.done, controller.hard_timeout

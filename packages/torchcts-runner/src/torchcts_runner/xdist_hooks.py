@@ -1,0 +1,56 @@
+"""The controller's xdist-only hooks, and facts read off xdist's worker objects.
+
+Registered only when xdist drives the run; each hook delegates to `ControllerRole`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from torchcts_runner.control import ControllerRole
+
+
+def report_worker(report: Any) -> str | None:
+    """The xdist worker a report came from, when it came from one."""
+    gateway = getattr(getattr(report, "node", None), "gateway", None)
+    return str(gateway.id) if gateway is not None else None
+
+
+def worker_exit_status(node: Any) -> int | None:
+    """The crashed worker's exit status, when the gateway exposes its process."""
+    popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
+    if popen is None:
+        return None
+    try:
+        return int(popen.wait(timeout=5))
+    except Exception:  # best effort: the faulthandler file is the main evidence
+        return None
+
+
+class XdistControllerHooks:
+    """xdist-only hooks, registered only when xdist drives the run."""
+
+    def __init__(self, role: ControllerRole) -> None:
+        self.role = role
+
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        """Workers get the run key and where the plan (resume already applied) is."""
+        node.workerinput["torchcts_run_key"] = self.role.run_key
+        node.workerinput["torchcts_plan"] = str(self.role.plan_file)
+
+    @pytest.hookimpl
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Deselected accounting from the first worker's collection."""
+        self.role.account_collected(ids)
+
+    @pytest.hookimpl
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """A worker died in a case: crashed with kind and signal, then carry on."""
+        self.role.handle_worker_crash(crashitem, report, report.node)
+
+
+__all__ = ["XdistControllerHooks", "report_worker", "worker_exit_status"]
