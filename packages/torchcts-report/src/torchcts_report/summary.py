@@ -1,11 +1,11 @@
-"""One pass over a run's records, giving every count the report's sections need.
+"""Grouping a run's records once, for every count the report's sections need.
 
 A level-1 run records a few hundred executed cases and ~325,000 not_run cases, and a
 not_run case only ever adds to counts: status, source, capability, dtype, level,
 reason, the op by dtype grid, the next-fix category. So the records are grouped once,
 in C (`operator.attrgetter` into a `Counter`), by every attribute a count depends on;
-the sections then read a few thousand groups instead of the records, and only the
-records a section shows one by one are kept as records. Every number stays computed
+the sections then read a few hundred groups (the grid a few thousand cells) instead
+of the records, and only the records a section shows one by one are kept as records. Every number stays computed
 from every record: the groups lose nothing a count needs. Group keys compare by value,
 so the records must have passed `check_artifact` (which refuses a level of True, for
 example, that would otherwise count as level 1).
@@ -39,8 +39,8 @@ from torchcts_report.tallies import (
     label_order,
 )
 
-# the attributes a count depends on: `Group`'s order (before capability), then the op
-_KEY = attrgetter(
+# the attributes a count depends on, in `Group` order (capability is derived)
+_GROUP_KEY = attrgetter(
     "status",
     "expected_source",
     "suite",
@@ -49,8 +49,10 @@ _KEY = attrgetter(
     "level",
     "not_run_reason",
     "next_fix",
-    "op",
 )
+# the grid's: a second, narrower pass keeps both tables small (a few hundred groups,
+# a few thousand cells) where one joint key would have tens of thousands of entries
+_CELL_KEY = attrgetter("op", "dtype", "status", "not_run_reason")
 _EXTRA = attrgetter("extra")
 _CASE_ID = attrgetter("case_id")
 _STATUS = attrgetter("status")
@@ -112,45 +114,45 @@ class RecordSummary:
     total: int
     distinct_case_ids: int
     records: list[CaseRecord] = field(repr=False)
+    case_ids: list[str] = field(repr=False)  # in record order
     _first_ids: dict[NotRunReason, str] = field(default_factory=dict, repr=False)
+    _reasons: list[NotRunReason | None] = field(default_factory=list, repr=False)
 
     def first_case_id(self, reason: NotRunReason) -> str:
         """The smallest case id among the `counted` records with `reason`.
 
-        Looked up (in C) only for the reasons the next-fix actions show as examples.
+        Looked up (in C) only for the reasons the next-fix actions show as examples;
+        the reason column is read once and then scanned as a list of pointers.
         """
         known = self._first_ids.get(reason)
         if known is None:
-            records = self.records
             if all(g.counted for g in self.groups if g.reason is reason):
-                chosen = map(is_, map(_REASON, records), repeat(reason))
+                if not self._reasons:
+                    self._reasons.extend(map(_REASON, self.records))
+                chosen = map(is_, self._reasons, repeat(reason))
             else:
                 keys = {
                     (g.status, g.reason, g.next_fix)
                     for g in self.groups
                     if g.counted and g.reason is reason
                 }
-                chosen = map(keys.__contains__, map(_TRIAGE_KEY, records))
-            known = min(compress(map(_CASE_ID, records), chosen))
+                chosen = map(keys.__contains__, map(_TRIAGE_KEY, self.records))
+            known = min(compress(self.case_ids, chosen))
             self._first_ids[reason] = known
         return known
 
 
 def summarise(records: list[CaseRecord]) -> RecordSummary:
     """Group `records` once; every report section reads its counts from the result."""
-    # one C-level pass; the op is last so that dropping it is a slice
-    fine = Counter(map(_KEY, records))
-    coarse: Counter[tuple[Any, ...]] = Counter()
-    cells: Counter[tuple[Any, ...]] = Counter()
-    for key, count in fine.items():
-        coarse[key[:-1]] += count
-        status = key[0]
-        outside = status is Status.NOT_RUN and key[6] in SELECTION_REASONS
-        cells[key[8], key[4], status, outside] += count
+    coarse: Counter[tuple[Any, ...]] = Counter(map(_GROUP_KEY, records))
+    cells: Counter[Cell] = Counter()
+    for (op, dtype, status, reason), count in Counter(map(_CELL_KEY, records)).items():
+        outside = status is Status.NOT_RUN and reason in SELECTION_REASONS
+        cells[Cell(op, dtype, status, outside)] += count
     # a record may declare its capability in `extra`; all others take it from the
     # suite and variant, so it is derived once per group
     declared = Counter(
-        (_KEY(r)[:-1], capability_of(r)) for r in filter(_EXTRA, records)
+        (_GROUP_KEY(r), capability_of(r)) for r in filter(_EXTRA, records)
     )
     for (key, capability), count in declared.items():
         coarse[key] -= count
@@ -167,16 +169,23 @@ def summarise(records: list[CaseRecord]) -> RecordSummary:
         for g in groups
         if not g.counted and g.category is not None  # passed cases need no action
     }
-    singles = list(
-        compress(records, map(singled.__contains__, map(_TRIAGE_KEY, records)))
-    )
     executed = list(
         compress(records, map(_EXECUTED.__contains__, map(_STATUS, records)))
     )
-    distinct = len(set(map(_CASE_ID, records)))
-    grid = {Cell._make(key): count for key, count in cells.items()}
+    # usually every not_run group is counted, so the singles are executed cases
+    scope = executed if all(key[0] in _EXECUTED for key in singled) else records
+    singles = list(compress(scope, map(singled.__contains__, map(_TRIAGE_KEY, scope))))
+    case_ids = list(map(_CASE_ID, records))
+    distinct = len(set(case_ids))
     return RecordSummary(
-        groups, grid, singles, executed, len(records), distinct, records
+        groups,
+        dict(cells),
+        singles,
+        executed,
+        len(records),
+        distinct,
+        records,
+        case_ids,
     )
 
 
