@@ -1,5 +1,6 @@
 """Case generation costs: listing the full OpInfo matrix cold and warm, get_case in a
-fresh process, and per-case overhead of prepare/reference/run_on/judge on CPU.
+fresh process, per-case overhead of prepare/reference/run_on/judge on CPU, building
+consecutive samples in one process, and selecting the simdev manifest's matrix.
 
 Cold and warm listings run in child processes (a fresh interpreter is what a user and
 an xdist worker pay); each child times itself and prints JSON.
@@ -52,6 +53,39 @@ for spec in specs:
     case.judge(case.reference(), case.run_on("cpu"))
 print(json.dumps({{"per_case": (time.perf_counter() - t0) / len(specs), "n": len(specs)}}))
 """
+_SAMPLES = """
+import json, time
+from torchcts_schema import load_manifest
+from torchcts_cases import prepare
+from torchcts_cases.catalog import group_specs, opinfo_groups
+from torchcts_cases.opinfo_source import op_table
+m = load_manifest({manifest!r})
+groups = [g for g in opinfo_groups("float32") if g[2] == "forward"][:{ops}]
+specs = [s for op, e, v, n in groups for s in group_specs(op, e, v, "float32", range(n))]
+op_table()  # op_db import, once per process
+t0 = time.perf_counter()
+for spec in specs:
+    prepare(spec, m).item()
+print(json.dumps({{"per_s": len(specs) / (time.perf_counter() - t0), "n": len(specs)}}))
+"""
+_SIMDEV = """
+import json, time
+from torchcts_schema import load_manifest
+from torchcts_cases import Selection, select_cases
+m = load_manifest({manifest!r})
+select_cases(m, Selection(level=1))  # index shards loaded, once per process
+times = []
+for _ in range(3):
+    t0 = time.perf_counter()
+    s = select_cases(m, Selection(level=1))
+    times.append(time.perf_counter() - t0)
+    del s
+s = select_cases(m, Selection(level=1))
+print(json.dumps({{"select": min(times), "runnable": len(s.runnable),
+                  "not_run": len(s.not_run)}}))
+"""
+_SAMPLE_OPS = 100
+_SIMDEV_MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "simdev.py"
 
 
 def _child(code: str, cache: Path) -> dict[str, float]:
@@ -68,7 +102,7 @@ def _child(code: str, cache: Path) -> dict[str, float]:
 
 
 def rows() -> list[BenchRow]:
-    """List cold and warm (float32 matrix), get_case, per-case execution overhead."""
+    """Listing, get_case, per-case overhead, consecutive samples, simdev selection."""
     with tempfile.TemporaryDirectory() as tmp:
         manifest = Path(tmp) / "manifest.py"
         manifest.write_text(
@@ -81,6 +115,10 @@ def rows() -> list[BenchRow]:
         warm = _child(_LIST.format(manifest=str(manifest)), cache)
         get = _child(_GET, cache)
         run = _child(_EXEC.format(manifest=str(manifest)), cache)
+        samples = _child(
+            _SAMPLES.format(manifest=str(manifest), ops=_SAMPLE_OPS), cache
+        )
+        simdev = _child(_SIMDEV.format(manifest=str(_SIMDEV_MANIFEST)), cache)
     n = int(warm["cases"])
     return [
         BenchRow(
@@ -107,5 +145,19 @@ def rows() -> list[BenchRow]:
             run["per_case"] * 1000,
             "ms",
             f"{int(run['n'])} level-1 cases",
+        ),
+        BenchRow(
+            AREA,
+            f"prepare all float32 forward samples of {_SAMPLE_OPS} ops in order",
+            samples["per_s"],
+            "cases/s",
+            f"{int(samples['n'])} cases, one process",
+        ),
+        BenchRow(
+            AREA,
+            "select_cases simdev level 1 (warm)",
+            simdev["select"],
+            "s",
+            f"{int(simdev['runnable'])} runnable, {int(simdev['not_run'])} not_run",
         ),
     ]

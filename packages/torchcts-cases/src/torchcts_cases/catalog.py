@@ -7,7 +7,7 @@ fresh worker or child process does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_case_id
@@ -45,18 +45,32 @@ def opinfo_cases(dtype: str | None) -> Iterator[CaseSpec]:
         yield from group_specs(op, entry, variant, dtype, range(count))
 
 
+def group_prefix(op: str, variant: str, dtype: str | None) -> str:
+    """The case id of sample N of one (op, variant, dtype) group is this plus N."""
+    return make_case_id(OPINFO_SUITE, op, variant, dtype, 0)[:-1]
+
+
+def group_source(entry: dict[str, Any], variant: str) -> ExpectedSource:
+    """What the cases of one group are compared against."""
+    return ExpectedSource(
+        "cpu_reference" if variant == "error_inputs" else entry["source"]
+    )
+
+
 def group_specs(
-    op: str, entry: dict[str, Any], variant: str, dtype: str | None, samples: range
+    op: str,
+    entry: dict[str, Any],
+    variant: str,
+    dtype: str | None,
+    samples: Iterable[int],
 ) -> Iterator[CaseSpec]:
     """Specs of some samples of one (op, variant, dtype) group.
 
     The id is validated once per group; per-sample work is a string join, which keeps
     listing the whole matrix fast.
     """
-    prefix = make_case_id(OPINFO_SUITE, op, variant, dtype, 0)[:-1]
-    source = ExpectedSource(
-        "cpu_reference" if variant == "error_inputs" else entry["source"]
-    )
+    prefix = group_prefix(op, variant, dtype)
+    source = group_source(entry, variant)
     family = entry["family"]
     surfaces = tuple(entry.get("surfaces", ()))
     for sample in samples:

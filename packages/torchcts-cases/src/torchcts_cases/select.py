@@ -9,26 +9,30 @@ once per (op, variant, dtype) group, which keeps the full matrix fast to select.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import functools
+import gc
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from torchcts_schema import (
-    DTYPE_NAMES,
-    CaseRecord,
-    Manifest,
-    NextFix,
-    NotRunReason,
-    Status,
-    default_next_fix,
+from torchcts_schema import DTYPE_NAMES, Manifest, NotRunReason
+
+from torchcts_cases.catalog import (
+    OPINFO_SUITE,
+    group_prefix,
+    group_source,
+    group_specs,
+    opinfo_groups,
 )
-
-from torchcts_cases.catalog import OPINFO_SUITE, group_specs, opinfo_groups
+from torchcts_cases.levels import opinfo_level
+from torchcts_cases.not_run import GroupRecords, Reason, not_run_record
 from torchcts_cases.spec import CaseSpec, SelectedCases, Selection
 from torchcts_cases.suites import HandCase, all_hand_cases
 
-Reason = tuple[NotRunReason, str]
-_NEXT_FIX: NextFix | None = default_next_fix(Status.NOT_RUN)
+# a case's level from a handful of small values: the matrix repeats each many times
+_level = functools.lru_cache(maxsize=1 << 16)(opinfo_level)
 
 
 def all_suites() -> tuple[str, ...]:
@@ -58,6 +62,28 @@ def select_cases(manifest: Manifest, selection: Selection) -> SelectedCases:
     level = selection.level if selection.level is not None else manifest.level
     if not 1 <= level <= 8:
         raise ValueError(f"level must be 1-8, not {level}")
+    with _collector_paused():
+        return _select(manifest, selection, level)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the records are made.
+
+    A full matrix makes hundreds of thousands of records and no reference cycles; the
+    collections that allocation triggers would scan the young records again and again
+    (measured: a quarter of selection's time).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCases:
     rules = _Rules(manifest, selection, level)
     out = SelectedCases()
     dtypes = candidate_dtypes(manifest, selection)
@@ -67,8 +93,7 @@ def select_cases(manifest: Manifest, selection: Selection) -> SelectedCases:
             found = rules.group_reason(OPINFO_SUITE, op, name, dtype, variant)
             if found is None and entry.get("not_valid") and variant != "error_inputs":
                 found = (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
-            specs = group_specs(op, entry, variant, dtype, range(count))
-            _place(out, specs, found, rules)
+            _place_group(out, rules, op, entry, variant, dtype, count, found)
     for hand in all_hand_cases().values():
         assert hand.spec is not None
         if hand.dtype is not None and hand.dtype not in dtypes:
@@ -78,6 +103,39 @@ def select_cases(manifest: Manifest, selection: Selection) -> SelectedCases:
         ) or rules.hand_reason(hand)
         _place(out, [hand.spec], found, rules)
     return out
+
+
+def _place_group(
+    out: SelectedCases,
+    rules: _Rules,
+    op: str,
+    entry: dict[str, Any],
+    variant: str,
+    dtype: str | None,
+    count: int,
+    found: Reason | None,
+) -> None:
+    """`_place` for the samples of one OpInfo group without a spec per excluded case.
+
+    Most of the matrix is not run, so its records come straight from the group's
+    shared fields (`GroupRecords`).
+    """
+    family = entry["family"]
+    prefix = group_prefix(op, variant, dtype)
+    records = GroupRecords(
+        OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
+    )
+    runnable: list[int] = []
+    for sample in range(count):
+        level = _level(family, variant, dtype, sample)
+        reason = found or rules.opinfo_reason(sample, level)
+        if reason is None:
+            runnable.append(sample)
+            continue
+        case_id = f"{prefix}{sample}"
+        out.not_run.append(records.record(case_id, sample, level, reason))
+    if runnable:
+        out.runnable.extend(group_specs(op, entry, variant, dtype, runnable))
 
 
 def _place(
@@ -91,25 +149,6 @@ def _place(
             out.not_run.append(not_run_record(spec, *reason))
 
 
-def not_run_record(spec: CaseSpec, reason: NotRunReason, detail: str) -> CaseRecord:
-    """The record of a case TorchCTS chose not to run."""
-    return CaseRecord(
-        case_id=spec.case_id,
-        node_id="torchcts::" + spec.case_id,
-        op=spec.op,
-        variant=spec.variant,
-        dtype=spec.dtype,
-        sample=spec.sample,
-        level=spec.level,
-        status=Status.NOT_RUN,
-        expected_source=spec.expected_source,
-        suite=spec.suite,
-        next_fix=_NEXT_FIX,
-        not_run_reason=reason,
-        detail=detail,
-    )
-
-
 class _Rules:
     def __init__(self, manifest: Manifest, selection: Selection, level: int) -> None:
         self.m = manifest
@@ -118,6 +157,13 @@ class _Rules:
         self.dtype_rx = {
             d: re.compile(v) for d, v in manifest.dtypes.items() if isinstance(v, str)
         }
+        self.limit = manifest.max_samples_per_op
+        self.limit_reason: Reason = (
+            NotRunReason.SAMPLE_LIMIT,
+            f"MAX_SAMPLES_PER_OP is {self.limit}",
+        )
+        # one string per level, shared by every record that level filters
+        self.level_reasons: dict[int, Reason] = _LevelReasons(level)
 
     def group_reason(
         self, suite: str, op: str, name: str, dtype: str | None, capability: str
@@ -161,12 +207,28 @@ class _Rules:
 
     def sample_reason(self, spec: CaseSpec) -> Reason | None:
         """Per-case reasons: the sample limit, then the level."""
-        limit = self.m.max_samples_per_op
-        if limit is not None and spec.sample is not None and spec.sample >= limit:
-            return NotRunReason.SAMPLE_LIMIT, f"MAX_SAMPLES_PER_OP is {limit}"
-        if spec.level > self.level:
-            return NotRunReason.LEVEL_FILTERED, f"level {spec.level} > {self.level}"
+        return self.opinfo_reason(spec.sample, spec.level)
+
+    def opinfo_reason(self, sample: int | None, level: int) -> Reason | None:
+        """`sample_reason` from the two fields it reads."""
+        if self.limit is not None and sample is not None and sample >= self.limit:
+            return self.limit_reason
+        if level > self.level:
+            return self.level_reasons[level]
         return None
+
+
+class _LevelReasons(dict[int, Reason]):
+    """The level_filtered reason of each case level above the selected one."""
+
+    def __init__(self, selected: int) -> None:
+        super().__init__()
+        self.selected = selected
+
+    def __missing__(self, level: int) -> Reason:
+        reason = (NotRunReason.LEVEL_FILTERED, f"level {level} > {self.selected}")
+        self[level] = reason
+        return reason
 
 
 def _matches(op: str, name: str, globs: Iterable[str]) -> bool:
