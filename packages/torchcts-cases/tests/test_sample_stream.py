@@ -217,3 +217,30 @@ def test_a_pass_suspended_inside_a_mode_is_not_kept() -> None:
     assert streams.item("no_grad", start, 1) == 1
     assert torch.is_grad_enabled()
     assert len(streams) == 0
+
+
+def test_seed_everything_matches_manual_seed_and_seeds_the_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Same CPU/random/numpy streams as torch.manual_seed; a PrivateUse1 backend too."""
+    import random as pyrandom
+    import types
+
+    import numpy
+    import torch
+    from torchcts_cases.opinfo_source import seed_everything
+
+    seeded: list[int] = []
+    backend = types.SimpleNamespace(
+        manual_seed_all=seeded.append, _is_in_bad_fork=lambda: False
+    )
+    monkeypatch.setattr(torch, "fakedev", backend, raising=False)
+    monkeypatch.setattr(torch._C, "_get_privateuse1_backend_name", lambda: "fakedev")
+    seed_everything(1234)
+    ours = (torch.randn(4), pyrandom.random(), numpy.random.rand())
+    torch.manual_seed(1234)
+    pyrandom.seed(1234)
+    numpy.random.seed(1234)
+    theirs = (torch.randn(4), pyrandom.random(), numpy.random.rand())
+    assert torch.equal(ours[0], theirs[0]) and ours[1:] == theirs[1:]
+    assert seeded[0] == 1234
