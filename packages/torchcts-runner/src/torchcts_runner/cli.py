@@ -61,6 +61,7 @@ def build_pytest_args(manifest: Path, device: str, workers: str | None, results:
         "--torchcts-manifest", str(manifest), "--torchcts-results", results,
         "-o", "addopts=", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
         "--assert=plain",  # cases never use assert: skip rewriting every plugin module
+        "-p", "no:logging",  # per-case log capture costs ~1 ms; records carry messages
         "-n", workers, "--max-worker-restart", "1000000",
     ]  # fmt: skip
     if quiet:
