@@ -1,11 +1,14 @@
 """Runner overhead: a whole torchcts-run against the bare op and reference calls it makes.
 
-Slice: OpInfo float32 forward cases at level 1 on cpu (validation). Rows:
-- wall ratio: the whole run's wall time (torchcts-run, default workers) divided by the
-  bare CPU reference + op calls of the same cases in one warm process (aim: <= 3x);
-- per-case overhead: in-process run (-n 0), the cycle time between case starts in the
-  runlog minus the bare calls of those cases, in milliseconds;
-- time to first case: from launching torchcts-run to the first runlog start (aim < 10 s).
+Two slices of OpInfo float32 forward cases on cpu (validation):
+- the whole matrix (every op and sample at level 8: what the issue's ratio is about):
+  the run's wall time (torchcts-run, default workers) divided by the bare CPU
+  reference + op calls of the same cases in one warm process (aim: <= 3x);
+- a small slice (level 1, one sample per op) for the fixed costs: per-case overhead
+  (in-process run, -n 0: the cycle between case starts in the runlog minus the bare
+  calls of those cases) and time to first case (launch to the first runlog start,
+  aim < 10 s).
+Set TORCHCTS_BENCH_QUICK=1 to skip the whole-matrix rows (minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ CAPABILITIES = ["forward"]
 LEVEL = 1
 MAX_SAMPLES_PER_OP = 1
 """
+WHOLE_MATRIX = """DEVICE = "cpu"
+DTYPES = {"float32": True}
+CAPABILITIES = ["forward"]
+LEVEL = 8
+"""
 
 
 def _bare_seconds(manifest: Path) -> tuple[float, dict[str, float], int]:
@@ -38,26 +46,30 @@ def _bare_seconds(manifest: Path) -> tuple[float, dict[str, float], int]:
     runnable = cases.select_cases(loaded, cases.Selection()).runnable
     per_case: dict[str, float] = {}
     for spec in runnable:
+        if spec.variant != "forward":
+            continue
         prepared = cases.prepare(spec, loaded)
         try:
-            prepared.reference()  # warm: inputs and lazy imports are not the op's time
+            build_inputs = getattr(prepared, "item", None)
+            if callable(build_inputs):
+                build_inputs()  # the sample generator's work is not an op call
             start = time.perf_counter()
-            prepared.reference()
-            prepared.run_on("cpu")
+            prepared.reference()  # the CPU reference call (not cached yet)
+            prepared.run_on("cpu")  # the op on the device under test
             per_case[spec.case_id] = time.perf_counter() - start
         except Exception:
             per_case[spec.case_id] = 0.0
-    return sum(per_case.values()), per_case, len(runnable)
+    return sum(per_case.values()), per_case, len(per_case)
 
 
 def _run(
-    workdir: Path, *extra: str
+    workdir: Path, *extra: str, manifest: str = "m.py"
 ) -> tuple[float, float | None, list[tuple[float, str]]]:
     """Wall time, time to first start, and the runlog's (time, node id) starts."""
     import shutil
 
     shutil.rmtree(workdir / "results", ignore_errors=True)
-    command = [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "m.py",
+    command = [sys.executable, "-m", "torchcts_runner.cli", "--manifest", manifest,
                "--validation", "--quiet", *extra]  # fmt: skip
     launched = time.time()
     subprocess.run(command, cwd=workdir, capture_output=True, check=False)
@@ -75,15 +87,31 @@ def _run(
     return wall, first, [(s[1], s[2]) for s in starts]
 
 
+def _whole_matrix(workdir: Path) -> list[BenchRow]:
+    manifest = workdir / "whole.py"
+    manifest.write_text(WHOLE_MATRIX)
+    bare, _, n = _bare_seconds(manifest)
+    wall, _, _ = _run(workdir, "--suite", "opinfo", manifest="whole.py")
+    note = f"{n} cases, {min(os.cpu_count() or 1, 8)} workers"
+    return [
+        BenchRow("runner", "whole matrix: bare calls", bare, "s", note),
+        BenchRow("runner", "whole matrix: run wall", wall, "s", note),
+        BenchRow("runner", "whole matrix: wall / bare", wall / bare if bare else float("nan"), "x", "aim <= 3"),
+    ]  # fmt: skip
+
+
 def rows() -> list[BenchRow]:
     """Measure and return the runner's rows."""
+    out: list[BenchRow] = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
+        if not os.environ.get("TORCHCTS_BENCH_QUICK"):
+            out += _whole_matrix(workdir)
         manifest = workdir / "m.py"
         manifest.write_text(MANIFEST)
         bare, per_case, n = _bare_seconds(manifest)
-        wall, _, _ = _run(workdir)
-        _, _, starts = _run(workdir, "-n", "0")
+        wall, _, _ = _run(workdir, "--suite", "opinfo")
+        _, _, starts = _run(workdir, "--suite", "opinfo", "-n", "0")
         cycle = [b[0] - a[0] for a, b in pairwise(starts)]
         bare_of = [
             per_case.get(node.removeprefix("torchcts::"), 0.0)
@@ -91,42 +119,12 @@ def rows() -> list[BenchRow]:
         ]
         overhead = (sum(cycle) - sum(bare_of)) / len(cycle) if cycle else float("nan")
         _, first, _ = _run(workdir, "--op", "add")
-    workers = os.cpu_count() or 1
+    workers = min(os.cpu_count() or 1, 8)
     return [
-        BenchRow(
-            "runner",
-            "cases in slice",
-            float(n),
-            "cases",
-            "OpInfo float32 forward, level 1",
-        ),
-        BenchRow("runner", "bare op + reference calls", bare, "s", "one warm process"),
-        BenchRow(
-            "runner",
-            "whole run wall",
-            wall,
-            "s",
-            f"torchcts-run, {min(workers, 8)} workers",
-        ),
-        BenchRow(
-            "runner",
-            "wall / bare calls",
-            wall / bare if bare else float("nan"),
-            "x",
-            "aim <= 3",
-        ),
-        BenchRow(
-            "runner",
-            "per-case overhead",
-            overhead * 1000,
-            "ms",
-            "-n 0, runlog cycle minus bare",
-        ),
-        BenchRow(
-            "runner",
-            "time to first case",
-            first if first is not None else float("nan"),
-            "s",
-            "aim < 10",
-        ),
-    ]
+        *out,
+        BenchRow("runner", "small slice: cases", float(n), "cases", "level 1, 1 sample per op"),
+        BenchRow("runner", "small slice: bare calls", bare, "s", "one warm process"),
+        BenchRow("runner", "small slice: run wall", wall, "s", f"{workers} workers: fixed costs dominate"),
+        BenchRow("runner", "per-case overhead", overhead * 1000, "ms", "-n 0, runlog cycle minus bare"),
+        BenchRow("runner", "time to first case", first if first is not None else float("nan"), "s", "aim < 10"),
+    ]  # fmt: skip
