@@ -9,15 +9,13 @@ once per (op, variant, dtype) group, which keeps the full matrix fast to select.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import functools
-import gc
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from torchcts_schema import DTYPE_NAMES, Manifest, NotRunReason
+from torchcts_schema import DTYPE_NAMES, Manifest, NotRunReason, gc_paused
 
 from torchcts_cases.catalog import (
     OPINFO_SUITE,
@@ -62,25 +60,8 @@ def select_cases(manifest: Manifest, selection: Selection) -> SelectedCases:
     level = selection.level if selection.level is not None else manifest.level
     if not 1 <= level <= 8:
         raise ValueError(f"level must be 1-8, not {level}")
-    with _collector_paused():
+    with gc_paused():
         return _select(manifest, selection, level)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the records are made.
-
-    A full matrix makes hundreds of thousands of records and no reference cycles; the
-    collections that allocation triggers would scan the young records again and again
-    (measured: a quarter of selection's time).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCases:

@@ -12,6 +12,7 @@ from torchcts_schema.artifact import (
 )
 from torchcts_schema.atomic import write_atomic, write_once
 from torchcts_schema.errors import ArtifactError, ManifestError
+from torchcts_schema.gc_pause import gc_paused
 from torchcts_schema.identity import (
     NODE_PREFIX,
     case_id_for_node,
@@ -131,6 +132,7 @@ __all__ = [
     "default_next_fix",
     "encode_artifact",
     "find_latest",
+    "gc_paused",
     "history_dir",
     "journal_path",
     "latest_path",
