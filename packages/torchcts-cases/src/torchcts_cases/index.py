@@ -187,6 +187,16 @@ def write_seed(names: list[str]) -> Path:
     return path
 
 
+def seed_shard_names() -> list[str]:
+    """The shards the packaged seed holds now (what a refresh rebuilds by default)."""
+    try:
+        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
+        return sorted(data["shards"])
+    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        return [OPS_SHARD, ERRORS_SHARD, "float32"]
+
+
 if __name__ == "__main__":
-    # python -m torchcts_cases.index float32 int64 ... : refresh the packaged seed
-    print(write_seed(sys.argv[1:] or [OPS_SHARD, ERRORS_SHARD, "float32"]))
+    # python -m torchcts_cases.index [float32 int64 ...]: refresh the packaged seed
+    # (by default every shard it already holds, so a refresh never drops dtypes)
+    print(write_seed(sys.argv[1:] or seed_shard_names()))
