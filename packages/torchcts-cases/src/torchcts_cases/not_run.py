@@ -16,6 +16,7 @@ from torchcts_schema import (
     NotRunReason,
     Status,
     default_next_fix,
+    node_id_for_case,
 )
 
 from torchcts_cases.spec import CaseSpec
@@ -28,7 +29,7 @@ def not_run_record(spec: CaseSpec, reason: NotRunReason, detail: str) -> CaseRec
     """The record of a case TorchCTS chose not to run."""
     return CaseRecord(
         case_id=spec.case_id,
-        node_id="torchcts::" + spec.case_id,
+        node_id=node_id_for_case(spec.case_id),
         op=spec.op,
         variant=spec.variant,
         dtype=spec.dtype,
@@ -71,7 +72,7 @@ class GroupRecords:
         """The record of one sample of the group."""
         return self._make(
             case_id=case_id,
-            node_id="torchcts::" + case_id,
+            node_id=node_id_for_case(case_id),
             sample=sample,
             level=level,
             not_run_reason=reason[0],

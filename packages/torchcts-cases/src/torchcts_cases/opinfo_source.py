@@ -199,8 +199,7 @@ def seed_everything(seed: int) -> None:
     are compiled in but cannot run here (CUDA, XPU, MTIA on a machine without them):
     queuing one formats a stack trace, about 0.5 ms on every case.
     """
-    torch.default_generator.manual_seed(seed)
-    _seed_host(seed)
+    _seed_generation(seed)
     for module in _runnable_device_modules():
         if not module._is_in_bad_fork():
             module.manual_seed_all(seed)
@@ -224,16 +223,11 @@ def _runnable_device_modules() -> list[Any]:
 
 
 def _seed_generation(seed: int) -> None:
-    """`seed_everything` for a generator pass, which draws on CPU only.
+    """Seed what a generator pass draws from: torch's CPU generator, random, numpy.
 
-    The CPU draws are the same; ``torch.manual_seed`` would also queue a lazy seed per
-    uninitialised device, formatting a stack trace each time (milliseconds per pass).
+    Passes build their samples on CPU, so no device generator is involved.
     """
     torch.default_generator.manual_seed(seed)
-    _seed_host(seed)
-
-
-def _seed_host(seed: int) -> None:
     random.seed(seed)
     numpy = sys.modules.get("numpy")
     if numpy is not None:
