@@ -156,9 +156,8 @@ class CrashRecorder:
         return replace(record, crash=replace(record.crash, evidence=relative))
 
     def _defer(self, payload: dict[str, Any], spec: CaseSpecLike) -> None:
-        if (
-            self._repros is None
-        ):  # one thread: crash files of a case are rewritten in order
+        if self._repros is None:
+            # one thread, so the crash files of one case are rewritten in order
             self._repros = ThreadPoolExecutor(1, thread_name_prefix="torchcts-repro")
         self._repros.submit(self._complete_repro, payload, spec)
 

@@ -98,8 +98,9 @@ class ExecutorRole:
     def make_plan(self) -> CasePlan:
         """The ordered cases of this run (same in every process).
 
-        An xdist worker reads the controller's plan and warms its case source while
-        waiting for nothing else; a process without xdist selects for itself.
+        An xdist worker reads the controller's plan (selecting again would cost
+        seconds per worker) and warms its case source; a process without xdist
+        selects for itself.
         """
         if self.plan_file is not None:
             return self._plan_from_controller(self.plan_file)
