@@ -58,6 +58,7 @@ from torchcts_schema.manifest import (
 from torchcts_schema.manifest import (
     KEYS as MANIFEST_KEYS,
 )
+from torchcts_schema.terminal import for_terminal
 from torchcts_schema.manifest_reader import (
     manifest_digest,
     read_manifest_file,
@@ -132,6 +133,7 @@ __all__ = [
     "default_next_fix",
     "encode_artifact",
     "find_latest",
+    "for_terminal",
     "gc_paused",
     "history_dir",
     "journal_path",
