@@ -58,7 +58,6 @@ from torchcts_schema.manifest import (
 from torchcts_schema.manifest import (
     KEYS as MANIFEST_KEYS,
 )
-from torchcts_schema.terminal import for_terminal
 from torchcts_schema.manifest_reader import (
     manifest_digest,
     read_manifest_file,
@@ -80,6 +79,7 @@ from torchcts_schema.store import (
     write_reference,
     write_snapshot,
 )
+from torchcts_schema.terminal import for_terminal
 from torchcts_schema.vocabulary import (
     EXPECTED_SOURCE_MEANINGS,
     NEXT_FIX_MEANINGS,
