@@ -70,6 +70,7 @@ from torchcts_schema.records import (
     RunMetadata,
     count_statuses,
 )
+from torchcts_schema.run_lock import LOCK_NAME, RunLock, RunLockedError
 from torchcts_schema.store import (
     SnapshotWriter,
     history_dir,
@@ -101,6 +102,7 @@ __all__ = [
     "DTYPE_NAMES",
     "EXPECTED_SOURCE_MEANINGS",
     "FORMAT_VERSION",
+    "LOCK_NAME",
     "MANIFEST_KEYS",
     "NEXT_FIX_MEANINGS",
     "NODE_PREFIX",
@@ -124,6 +126,8 @@ __all__ = [
     "NextFix",
     "NotRunReason",
     "RunArtifact",
+    "RunLock",
+    "RunLockedError",
     "RunMetadata",
     "SnapshotWriter",
     "Status",
