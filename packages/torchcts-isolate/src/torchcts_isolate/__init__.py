@@ -11,12 +11,21 @@ from torchcts_isolate.adaptive import (
     write_adaptive_decisions,
 )
 from torchcts_isolate.audit import AuditResult, KnownCase, audit, load_case_list
+from torchcts_isolate.child import memory_limit
 from torchcts_isolate.crash_record import (
     crash_dir,
     crash_record_path,
     read_crash_record,
     safe_case_name,
     write_crash_record,
+)
+from torchcts_isolate.ending import (
+    EXTERNAL_SIGNALS,
+    HARD_TIMEOUT_EXIT,
+    ProcessEnding,
+    crash_for,
+    may_be_external,
+    signal_name,
 )
 from torchcts_isolate.ledger import (
     Ledger,
@@ -25,13 +34,15 @@ from torchcts_isolate.ledger import (
     packaged_ledger_path,
     project_ledger_path,
 )
-from torchcts_isolate.outcome import IsolatedOutcome, signal_name
+from torchcts_isolate.outcome import IsolatedOutcome
 from torchcts_isolate.pool import WarmPool, run_isolated
 from torchcts_isolate.scrub import Identity, scrub_text, scrub_value
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "EXTERNAL_SIGNALS",
+    "HARD_TIMEOUT_EXIT",
     "AdaptiveDecisions",
     "AuditResult",
     "Identity",
@@ -39,14 +50,18 @@ __all__ = [
     "KnownCase",
     "Ledger",
     "LedgerRule",
+    "ProcessEnding",
     "WarmPool",
     "adaptive_path",
     "audit",
     "crash_dir",
+    "crash_for",
     "crash_record_path",
     "decide_adaptive",
     "load_case_list",
     "load_ledger",
+    "may_be_external",
+    "memory_limit",
     "packaged_ledger_path",
     "project_ledger_path",
     "read_crash_record",

@@ -27,7 +27,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 SYSPATH_ENV = "TORCHCTS_ISOLATE_SYSPATH"
@@ -112,8 +112,13 @@ def _extend_sys_path() -> None:
             sys.path.append(item)
 
 
-def _limit_memory(memory_mb: int | None) -> tuple[int, int] | None:
-    """Cap the address space at today's size plus ``memory_mb``; returns the old cap."""
+def limit_memory(memory_mb: int | None) -> tuple[int, int] | None:
+    """Cap the address space at today's size plus ``memory_mb``; returns the old cap.
+
+    The one implementation of the manifest's ``memory_mb``: an isolation child applies
+    it around each case, and so does a process that runs cases in process, so an
+    allocation past the limit fails the same way wherever the case runs.
+    """
     if not memory_mb:
         return None
     import resource
@@ -131,11 +136,22 @@ def _limit_memory(memory_mb: int | None) -> tuple[int, int] | None:
     return old
 
 
-def _restore_memory(old: tuple[int, int] | None) -> None:
+def restore_memory(old: tuple[int, int] | None) -> None:
+    """Undo `limit_memory` (None: nothing was capped)."""
     if old is not None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, old)
+
+
+@contextlib.contextmanager
+def memory_limit(memory_mb: int | None) -> Iterator[None]:
+    """`limit_memory` for the duration of a block."""
+    old = limit_memory(memory_mb)
+    try:
+        yield
+    finally:
+        restore_memory(old)
 
 
 def _run_one(
@@ -143,18 +159,18 @@ def _run_one(
 ) -> None:
     number = request["n"]
     channel.send({"t": "start", "n": number, "pid": os.getpid()})
-    old = _limit_memory(request.get("memory_mb"))
+    old = limit_memory(request.get("memory_mb"))
     _BUSY.set()
     try:
         result = func(request["payload"])
         _BUSY.clear()
-        _restore_memory(old)
+        restore_memory(old)
         if not isinstance(result, dict):
             raise TypeError(f"entry returned {type(result).__name__}, not a dict")
         text = json.dumps(result, allow_nan=True)
     except BaseException as exc:
         _BUSY.clear()
-        _restore_memory(old)
+        restore_memory(old)
         _reap_descendants()
         _flush(sys.stdout, sys.stderr)
         channel.send(

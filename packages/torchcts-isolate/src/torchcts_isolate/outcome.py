@@ -7,11 +7,12 @@ softening them: a case that did not return a result is a crash of some kind.
 
 from __future__ import annotations
 
-import signal as _signal
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from torchcts_schema import CrashInfo, CrashKind
+from torchcts_schema import CrashInfo
+
+from torchcts_isolate.ending import HARD_TIMEOUT_EXIT, ProcessEnding, crash_for
 
 
 @dataclass
@@ -37,27 +38,21 @@ class IsolatedOutcome:
         """The crash this outcome proves, or None when the entry returned a result."""
         if self.result is not None:
             return None
-        if self.timed_out:
-            return CrashInfo(CrashKind.TIMEOUT, detail=self.detail)
-        if self.hung:
-            return CrashInfo(CrashKind.HANG, detail=self.detail)
-        if self.signal is not None:
-            return CrashInfo(CrashKind.SIGNAL, signal=self.signal, detail=self.detail)
-        return CrashInfo(
-            CrashKind.SUBPROCESS, exit_code=self.exit_code, detail=self.detail
+        return crash_for(
+            ProcessEnding(
+                exit_status=self.exit_code,
+                signal=self.signal,
+                fault_text=self.traceback or "",
+                hung=self.hung,
+                timed_out=self.timed_out,
+                entry_raised=self.exception is not None,
+                detail=self.detail,
+            )
         )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (for crash records and debugging)."""
         return asdict(self)
-
-
-def signal_name(number: int) -> str:
-    """``11`` -> ``"SIGSEGV"``; unknown numbers keep their number (``"SIG99"``)."""
-    try:
-        return _signal.Signals(number).name
-    except ValueError:
-        return f"SIG{number}"
 
 
 def describe(outcome: IsolatedOutcome) -> str:
@@ -73,6 +68,8 @@ def describe(outcome: IsolatedOutcome) -> str:
         )
     if outcome.signal is not None:
         how = f"the child was killed by {outcome.signal}"
+    elif outcome.exit_code == HARD_TIMEOUT_EXIT:
+        how = "the case outlived its limit and the child's watchdog ended it"
     elif outcome.exception is not None:
         how = f"the entry raised {outcome.exception.rstrip(': ')}"
     else:

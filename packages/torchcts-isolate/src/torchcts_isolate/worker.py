@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_isolate import child as _child_module
-from torchcts_isolate.outcome import IsolatedOutcome, describe, signal_name
+from torchcts_isolate.ending import signal_name
+from torchcts_isolate.outcome import IsolatedOutcome, describe
 from torchcts_isolate.procs import file_size, kill_group, read_from
 
 STARTUP_TIMEOUT_S = 600.0

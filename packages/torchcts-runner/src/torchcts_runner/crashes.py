@@ -11,23 +11,12 @@ from __future__ import annotations
 import faulthandler
 import json
 import platform
-import re
-import signal
 from pathlib import Path
 from typing import IO
 
-from torchcts_schema import CrashInfo, CrashKind, JsonDict, write_atomic
+from torchcts_isolate import ProcessEnding, crash_for
+from torchcts_schema import CrashInfo, JsonDict, write_atomic
 
-from torchcts_runner.timeouts import HARD_TIMEOUT_EXIT
-
-_FATAL = {
-    "Segmentation fault": "SIGSEGV",
-    "Aborted": "SIGABRT",
-    "Bus error": "SIGBUS",
-    "Floating-point exception": "SIGFPE",
-    "Floating point exception": "SIGFPE",
-    "Illegal instruction": "SIGILL",
-}
 _FAULT_FILES: dict[str, IO[str]] = {}
 
 
@@ -74,21 +63,42 @@ def leave_timeout_marker(
         handle.flush()
 
 
-def signal_name(number: int) -> str:
-    """``SIGSEGV`` for 11, and so on."""
+def orphan_marker_path(scratch: Path, worker: str) -> Path:
+    """Left by a worker that exits because its controller is gone."""
+    return scratch / f"orphaned-{worker}.json"
+
+
+def leave_orphan_marker(scratch: Path, worker: str, node_id: str | None) -> None:
+    """Say which case this worker was running when it noticed its controller died,
+    so --resume runs that case again instead of blaming it."""
+    marker = {"node_id": node_id}
+    write_atomic(orphan_marker_path(scratch, worker), json.dumps(marker), fsync=True)
+
+
+def orphaned_in(scratch: Path, worker: str) -> str | None:
+    """The node id an orphaned worker left in its marker, if it left one."""
     try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+        data = json.loads(orphan_marker_path(scratch, worker).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    node_id = data.get("node_id") if isinstance(data, dict) else None
+    return node_id if isinstance(node_id, str) else None
 
 
 def read_evidence(
     scratch: Path, worker: str, node_id: str, exit_status: int | None
 ) -> tuple[CrashInfo, str]:
-    """How `worker` ended while running `node_id`, and its faulthandler text."""
+    """How `worker` ended while running `node_id`, and its faulthandler text.
+
+    The facts come from the worker's scratch files (faulthandler output, the
+    watchdog's marker) and its exit status; `torchcts_isolate.crash_for` says what
+    they mean, exactly as for an isolation child.
+    """
     fault = _read(fault_path(scratch, worker))
     marker_path = timeout_marker_path(scratch, worker)
     marker = _read(marker_path)
+    limit: float | None = None
+    watchdog = False
     if marker:
         marker_path.unlink(missing_ok=True)
         try:
@@ -96,55 +106,16 @@ def read_evidence(
         except json.JSONDecodeError:
             data = {}
         if data.get("node_id") in (None, node_id):
-            limit = data.get("limit_s")
-            detail = (
-                f"still running {limit:g}s past the per-case limit plus grace: a hang "
-                "Python signals cannot interrupt (native code); the process was ended"
-                if isinstance(limit, int | float)
-                else "hang past the per-case limit; the process was ended"
-            )
-            return CrashInfo(CrashKind.TIMEOUT, exit_code=exit_status, detail=detail), (
-                fault
-            )
-    if re.search(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", fault, re.MULTILINE):
-        return CrashInfo(
-            CrashKind.TIMEOUT,
-            exit_code=exit_status,
-            detail="a hang that held the GIL past the per-case limit (native code "
-            "blocking every Python thread); faulthandler's watchdog ended the process",
-        ), fault
-    match = re.search(r"Fatal Python error: ([^\n]+)", fault)
-    if match:
-        cause = match.group(1).strip()
-        name = _FATAL.get(cause)
-        if name is None and exit_status is not None and exit_status < 0:
-            name = signal_name(-exit_status)
-        return CrashInfo(
-            CrashKind.SIGNAL, signal=name, exit_code=exit_status, detail=cause
-        ), fault
-    if exit_status is not None and exit_status < 0:
-        name = signal_name(-exit_status)
-        return CrashInfo(
-            CrashKind.SIGNAL,
-            signal=name,
-            exit_code=exit_status,
-            detail=f"killed by {name}",
-        ), fault
-    if exit_status == HARD_TIMEOUT_EXIT:
-        return CrashInfo(
-            CrashKind.TIMEOUT, exit_code=exit_status, detail="ended by the watchdog"
-        ), fault
-    if exit_status is not None:
-        return CrashInfo(
-            CrashKind.SUBPROCESS,
-            exit_code=exit_status,
-            detail=f"the process exited with status {exit_status} during the case",
-        ), fault
-    return CrashInfo(
-        CrashKind.WORKER_LOST,
-        detail="the process running the case ended without leaving a signal, exit "
-        "status or timeout marker",
-    ), fault
+            watchdog = True
+            value = data.get("limit_s")
+            limit = float(value) if isinstance(value, int | float) else None
+    ending = ProcessEnding(
+        exit_status=exit_status,
+        fault_text=fault,
+        timed_out=watchdog,
+        watchdog_limit_s=limit,
+    )
+    return crash_for(ending), fault
 
 
 def _read(path: Path) -> str:
@@ -174,9 +145,11 @@ __all__ = [
     "environment_summary",
     "fault_file",
     "fault_path",
+    "leave_orphan_marker",
     "leave_timeout_marker",
+    "orphan_marker_path",
+    "orphaned_in",
     "read_evidence",
     "scratch_dir",
-    "signal_name",
     "timeout_marker_path",
 ]

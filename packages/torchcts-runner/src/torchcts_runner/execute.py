@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torchcts_isolate import memory_limit
 from torchcts_schema import (
     CaseRecord,
     Manifest,
@@ -36,6 +37,7 @@ from torchcts_runner.classify import (
     exception_text,
     exception_type_name,
 )
+from torchcts_runner.interrupts import user_interrupted
 from torchcts_runner.timeouts import CaseTimeout
 
 
@@ -51,6 +53,7 @@ class CaseContext:
     worker: str = "main"
     validation: bool = False
     isolation: str = "none"
+    memory_mb: int | None = None  # the manifest's per-case memory limit, if any
     extra: dict[str, Any] = field(default_factory=dict)
     # stage ("prepare": inputs and CPU reference; "run": device and judging) -> guard
     deadline: Callable[[str], AbstractContextManager[object]] = lambda stage: (
@@ -143,14 +146,19 @@ def _run(spec: CaseSpecLike, ctx: CaseContext) -> Outcome | BaseException:
                 return exc
         except CaseTimeout:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt) and user_interrupted():
+                raise
             return classify_harness_exception(exc, stage)
     with ctx.deadline("run"):
         try:
-            observed = prepared.run_on(ctx.device)
+            with memory_limit(ctx.memory_mb):
+                observed = prepared.run_on(ctx.device)
         except CaseTimeout:
             raise
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a kernel is the case's error
+            if isinstance(exc, KeyboardInterrupt) and user_interrupted():
+                raise
             return classify_device_exception(
                 exc,
                 claimed=is_claimed(spec, manifest),

@@ -39,7 +39,6 @@ from torchcts_isolate import (
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
-    CrashInfo,
     CrashKind,
     Manifest,
     NextFix,
@@ -54,7 +53,7 @@ from torchcts_runner.backend import ensure_backend
 from torchcts_runner.casesource import CaseSpecLike, load_case_source, spec_fields
 from torchcts_runner.crashes import environment_summary
 from torchcts_runner.runlog import runlog_path, tail_lines
-from torchcts_runner.timeouts import HARD_TIMEOUT_EXIT, grace_for
+from torchcts_runner.timeouts import grace_for
 
 ISOLATE_MODES = ("none", "ledger", "adaptive", "all")
 DEFAULT_ISOLATE = "adaptive"  # the contract's default: ledger rules plus adaptive
@@ -195,12 +194,6 @@ class IsolationPolicy:
             return record
         crash = outcome.crash_info()
         assert crash is not None
-        if outcome.exit_code == HARD_TIMEOUT_EXIT:  # the child's own watchdog
-            crash = CrashInfo(
-                CrashKind.TIMEOUT,
-                exit_code=outcome.exit_code,
-                detail="the case outlived its limit and the child's watchdog ended it",
-            )
         if crash.kind is CrashKind.SUBPROCESS and outcome.exception is not None:
             return self._harness_error(spec, outcome, mode, worker, outcome.exception)
         record = CaseRecord(

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import IO
 
-HARD_TIMEOUT_EXIT = 86  # exit status of a process ended by the watchdog
+from torchcts_isolate import HARD_TIMEOUT_EXIT
 
 
 class CaseTimeout(BaseException):

@@ -1,0 +1,102 @@
+"""SIGINT and SIGTERM: a user's interrupt is not a case result.
+
+The controller turns either signal into pytest's own interruption (a
+``KeyboardInterrupt`` in the main thread), after noting which signal it was, so the
+session ends through its normal finish: a partial snapshot and report that name the
+cases in flight, and an exit status of 128 + the signal number. xdist workers ignore
+both signals: the controller ends them, and a worker whose controller is gone exits on
+its own (`ParentWatch`). A ``KeyboardInterrupt`` or ``SystemExit`` that a *kernel*
+raises while no signal arrived is an exception of the case like any other.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+
+_received: list[int] = []  # signals received by this process, in order
+
+
+def interrupted_by() -> int | None:
+    """The first SIGINT/SIGTERM this process received, if any."""
+    return _received[0] if _received else None
+
+
+def user_interrupted() -> bool:
+    """Has a real SIGINT/SIGTERM arrived (as opposed to a kernel raising one)?"""
+    return bool(_received)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def install_interrupt_handlers(on_signal: Callable[[int], None] | None = None) -> None:
+    """In the process that owns the run: both signals interrupt the session."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if on_signal is not None:
+            on_signal(signum)
+        _raise_interrupt(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def ignore_interrupts() -> None:
+    """In an xdist worker: the controller decides when the worker ends."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def exit_status_for(signum: int | None) -> int | None:
+    """128 + the signal number, the shell's convention (130 SIGINT, 143 SIGTERM)."""
+    return None if signum is None else 128 + signum
+
+
+class ParentWatch:
+    """Ends this worker within about a second of its controller's death.
+
+    An orphaned xdist worker would otherwise go on starting the cases it was sent,
+    writing runlog starts nobody will journal. `on_orphan` runs first (it leaves a
+    marker that tells --resume the case in flight was not the case's fault).
+    """
+
+    def __init__(self, on_orphan: Callable[[], None], interval_s: float = 0.5) -> None:
+        self._parent = os.getppid()
+        self._on_orphan = on_orphan
+        self._interval = interval_s
+        self._thread = threading.Thread(
+            target=self._loop, name="torchcts-parent-watch", daemon=True
+        )
+        self._thread.start()
+
+    def orphaned(self) -> bool:
+        """Has the controller gone (this process re-parented)?"""
+        return os.getppid() != self._parent
+
+    def _loop(self) -> None:
+        while not self.orphaned():
+            time.sleep(self._interval)
+        try:
+            self._on_orphan()
+        finally:
+            os._exit(0)
+
+
+__all__ = [
+    "ParentWatch",
+    "exit_status_for",
+    "ignore_interrupts",
+    "install_interrupt_handlers",
+    "interrupted_by",
+    "user_interrupted",
+]
