@@ -7,6 +7,10 @@ submission on a machine without torch.
 
 __version__ = "0.1.0"
 
+# The scrubber lives in torchcts_schema; these names stay importable from here only
+# because bench/bench_evidence.py and older callers import them from this root.
+from torchcts_schema import HostIdentity, find_identity, scrub_text
+
 from torchcts_evidence.accept import accept_packet
 from torchcts_evidence.archive import (
     SUBMISSION_FORMAT,
@@ -29,11 +33,6 @@ from torchcts_evidence.crash import (
     write_packet,
 )
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import (
-    HostIdentity,
-    find_identity,
-    scrub_text,
-)
 from torchcts_evidence.store_check import check_store
 from torchcts_evidence.summary import format_verification
 from torchcts_evidence.verify import Verification, verify_archive

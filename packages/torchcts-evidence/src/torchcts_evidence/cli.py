@@ -11,14 +11,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from torchcts_schema import ArtifactError
+from torchcts_schema import ArtifactError, HostIdentity
 
 from torchcts_evidence.accept import accept_packet
 from torchcts_evidence.archive import build_archive
 from torchcts_evidence.backend_store import PackOptions, pack_run, write_index
 from torchcts_evidence.crash import build_packet, write_packet
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import HostIdentity
 from torchcts_evidence.store_check import check_store
 from torchcts_evidence.summary import format_verification
 from torchcts_evidence.verify import verify_archive

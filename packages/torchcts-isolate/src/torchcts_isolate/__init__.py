@@ -27,14 +27,12 @@ from torchcts_isolate.ledger import (
 )
 from torchcts_isolate.outcome import IsolatedOutcome, signal_name
 from torchcts_isolate.pool import WarmPool, run_isolated
-from torchcts_isolate.scrub import Identity, scrub_text, scrub_value
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdaptiveDecisions",
     "AuditResult",
-    "Identity",
     "IsolatedOutcome",
     "KnownCase",
     "Ledger",
@@ -52,8 +50,6 @@ __all__ = [
     "read_crash_record",
     "run_isolated",
     "safe_case_name",
-    "scrub_text",
-    "scrub_value",
     "signal_name",
     "write_adaptive_decisions",
     "write_crash_record",

@@ -70,6 +70,14 @@ from torchcts_schema.records import (
     RunMetadata,
     count_statuses,
 )
+from torchcts_schema.scrub import (
+    HostIdentity,
+    find_identity,
+    scrub_argv,
+    scrub_bytes,
+    scrub_text,
+    scrub_value,
+)
 from torchcts_schema.store import (
     SnapshotWriter,
     history_dir,
@@ -114,6 +122,7 @@ __all__ = [
     "CrashInfo",
     "CrashKind",
     "ExpectedSource",
+    "HostIdentity",
     "JournalContents",
     "JournalWriter",
     "JsonDict",
@@ -132,6 +141,7 @@ __all__ = [
     "decode_artifact",
     "default_next_fix",
     "encode_artifact",
+    "find_identity",
     "find_latest",
     "for_terminal",
     "gc_paused",
@@ -154,6 +164,10 @@ __all__ = [
     "rule_to_dict",
     "rules_to_json",
     "run_keys",
+    "scrub_argv",
+    "scrub_bytes",
+    "scrub_text",
+    "scrub_value",
     "slug",
     "split_case_id",
     "torch_minor_family",
