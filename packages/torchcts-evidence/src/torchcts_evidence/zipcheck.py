@@ -1,7 +1,7 @@
 """Structural checks of a zip archive, and bounded streaming reads of its members.
 
 From the central directory alone, before anything is decompressed: names that escape
-(absolute, ``..``, backslashes), links and other non-regular members, encryption,
+(absolute, ``..``, backslashes, control characters), links and other non-regular members, encryption,
 unknown compression, names that collide (exactly, under Unicode NFC normalisation, or
 by case), file/directory clashes, oversized members or totals, and compression ratios
 that betray a zip bomb, per member and over all members together. Members are then
@@ -17,6 +17,8 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from torchcts_schema import for_terminal
 
 CHUNK_BYTES = 2**20
 
@@ -145,6 +147,8 @@ def _name_problems(name: str) -> list[str]:
         problems.append("absolute path")
     if "\\" in name:
         problems.append("backslash in name")
+    if for_terminal(name) != name or "\n" in name:
+        problems.append("control or bidi-override character in name")
     if ".." in PurePosixPath(name.replace("\\", "/")).parts:
         problems.append("'..' escapes the archive")
     return problems
