@@ -34,7 +34,11 @@ from torchcts_evidence.crash import (
 )
 from torchcts_evidence.errors import EvidenceError
 from torchcts_evidence.store_check import check_store
-from torchcts_evidence.summary import format_verification
+from torchcts_evidence.summary import (
+    format_verification,
+    verification_json,
+    verification_summary,
+)
 from torchcts_evidence.verify import Verification, verify_archive
 from torchcts_evidence.zipcheck import Limits
 
@@ -60,6 +64,8 @@ __all__ = [
     "pack_run",
     "scrub_text",
     "sha256_of",
+    "verification_json",
+    "verification_summary",
     "verify_archive",
     "wrap_repro",
     "write_index",
