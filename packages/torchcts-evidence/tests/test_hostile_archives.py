@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from evidence_builders import make_project
 from hostile_archives import (
+    ESCAPES,
     HOSTILE,
     MIB,
     ZEROS,
@@ -20,7 +21,13 @@ from hostile_archives import (
     raw_zip,
     read_members,
 )
-from torchcts_evidence import Limits, build_archive, format_verification, verify_archive
+from torchcts_evidence import (
+    Limits,
+    Verification,
+    build_archive,
+    format_verification,
+    verify_archive,
+)
 from torchcts_evidence.cli import main
 
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -147,3 +154,12 @@ def test_verify_into_a_closed_pipe_exits_141_without_a_traceback(
     assert proc.wait(timeout=60) == 141
     assert first.startswith(b"REJECTED many.zip: 3000 problem(s)")
     assert b"Traceback" not in err and err == b""
+
+
+def test_accepted_summary_escapes_every_archive_value() -> None:
+    """Claims printed in an OK summary show escapes as text and cannot forge lines."""
+    claims = {"files": {}, "os": ESCAPES, "command": "run\n  - forged line"}
+    text = format_verification(Verification(Path("x.zip"), submission=claims))
+    assert not RAW_CONTROL.search(text)
+    assert "Linux\\x1b]0;owned\\x07\\x1b[2J\\u202e" in text
+    assert "run\\n  - forged line" in text

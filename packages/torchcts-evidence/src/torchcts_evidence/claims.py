@@ -12,9 +12,9 @@ from typing import Any
 
 from torchcts_schema import RunArtifact
 
+from torchcts_evidence.archive import SUBMISSION_NAME
 from torchcts_evidence.collect import NOT_EXECUTED
 
-SUBMISSION = "SUBMISSION.json"
 # fields SUBMISSION.json copies from the run metadata under the same name
 METADATA_CLAIMS = (
     "backend", "device", "hardware_key", "run_key", "os", "python", "torch_version",
@@ -41,7 +41,7 @@ def claim_problems(
         claimed = body.get(key)
         if claimed != mine or type(claimed) is not type(mine):
             problems.append(
-                f"{SUBMISSION}: {key} {claimed!r} differs from the run's {mine!r} "
+                f"{SUBMISSION_NAME}: {key} {claimed!r} differs from the run's {mine!r} "
                 f"in {result}"
             )
     return problems
