@@ -11,13 +11,12 @@ import pytest
 from evidence_builders import make_project
 from torchcts_evidence import (
     EvidenceError,
-    HostIdentity,
     PackOptions,
     build_entries,
     check_store,
     pack_run,
 )
-from torchcts_schema import RunArtifact, RunMetadata, load_result
+from torchcts_schema import HostIdentity, RunArtifact, RunMetadata, load_result
 
 REPO = Path(__file__).resolve().parents[3]
 IDENT = HostIdentity(host_names=("planted-host-q7x",), user_names=("planted-user-q7x",))

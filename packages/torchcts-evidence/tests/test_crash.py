@@ -13,12 +13,11 @@ import pytest
 from evidence_builders import CRASH_CASE, make_project, write_crash_record
 from torchcts_evidence import (
     EvidenceError,
-    HostIdentity,
     accept_packet,
     build_packet,
     write_packet,
 )
-from torchcts_schema import load_known_crash_rules, load_result
+from torchcts_schema import HostIdentity, load_known_crash_rules, load_result
 
 IDENT = HostIdentity(host_names=("planted-host-q7x",), user_names=("planted-user-q7x",))
 REVIEW = {"reason": "segfault in mul kernel", "owner": "simdev team",

@@ -7,6 +7,10 @@ submission on a machine without torch.
 
 __version__ = "0.1.0"
 
+# The scrubber lives in torchcts_schema; these names stay importable from here only
+# because bench/bench_evidence.py and older callers import them from this root.
+from torchcts_schema import HostIdentity, find_identity, scrub_text
+
 from torchcts_evidence.accept import accept_packet
 from torchcts_evidence.archive import (
     SUBMISSION_FORMAT,
@@ -29,13 +33,12 @@ from torchcts_evidence.crash import (
     write_packet,
 )
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import (
-    HostIdentity,
-    find_identity,
-    scrub_text,
-)
 from torchcts_evidence.store_check import check_store
-from torchcts_evidence.summary import format_verification
+from torchcts_evidence.summary import (
+    format_verification,
+    verification_json,
+    verification_summary,
+)
 from torchcts_evidence.verify import Verification, verify_archive
 from torchcts_evidence.zipcheck import Limits
 
@@ -61,6 +64,8 @@ __all__ = [
     "pack_run",
     "scrub_text",
     "sha256_of",
+    "verification_json",
+    "verification_summary",
     "verify_archive",
     "wrap_repro",
     "write_index",

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
+    HostIdentity,
     KnownCrashError,
     KnownCrashRule,
+    find_identity,
     load_known_crash_rules,
     rule_to_dict,
     validate_rules,
@@ -22,7 +24,6 @@ from torchcts_schema import (
 
 from torchcts_evidence.crash import PACKET_FORMAT, PACKET_VERSION
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import HostIdentity, find_identity
 
 LEDGER_FORMAT = "torchcts-known-crashes"
 LEDGER_VERSION = 1

@@ -20,12 +20,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from torchcts_schema import Manifest
+from torchcts_schema import (
+    HostIdentity,
+    Manifest,
+    find_identity,
+    scrub_bytes,
+    scrub_text,
+)
 
 from torchcts_evidence import __version__
 from torchcts_evidence.collect import NOT_EXECUTED, RunFiles, collect_run, find_manifest
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import HostIdentity, find_identity, scrub_bytes, scrub_text
 
 SUBMISSION_FORMAT = "torchcts-submission"
 SUBMISSION_VERSION = 1

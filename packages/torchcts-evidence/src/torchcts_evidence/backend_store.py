@@ -20,15 +20,17 @@ from typing import Any
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    HostIdentity,
     RunArtifact,
+    find_identity,
     load_result,
+    scrub_text,
     slug,
     write_atomic,
 )
 
 from torchcts_evidence.errors import EvidenceError
 from torchcts_evidence.metadata import metadata_problems
-from torchcts_evidence.scrub import HostIdentity, find_identity, scrub_text
 from torchcts_evidence.store_schema import (
     ENTRY_VERSION,
     EXECUTED,

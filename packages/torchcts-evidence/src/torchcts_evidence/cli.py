@@ -1,40 +1,62 @@
 """``torchcts-evidence``: archive, verify, backend-pack, crash-candidate.
 
 Every refusal prints one line naming the file and the reason and exits 1; usage errors
-exit 2 (argparse). No traceback reaches the user for bad input.
+exit 2 (argparse). No traceback reaches the user for bad input. Text from artifacts
+passes through `for_terminal`. When the reader of stdout goes away (``verify | head
+-1``), the command stops quietly with exit status 141, as a shell reports a process
+ended by SIGPIPE, so a pipeline under ``set -o pipefail`` still sees the cut.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from torchcts_schema import ArtifactError
+from torchcts_schema import ArtifactError, HostIdentity, for_terminal
 
+from torchcts_evidence import __version__
 from torchcts_evidence.accept import accept_packet
 from torchcts_evidence.archive import build_archive
 from torchcts_evidence.backend_store import PackOptions, pack_run, write_index
 from torchcts_evidence.crash import build_packet, write_packet
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import HostIdentity
 from torchcts_evidence.store_check import check_store
-from torchcts_evidence.summary import format_verification
+from torchcts_evidence.summary import format_verification, verification_json
 from torchcts_evidence.verify import verify_archive
 
 DEFAULT_STORE = Path("evidence/backends")
 DEFAULT_LEDGER = Path("known_segfaults.json")
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    args = _parser().parse_args(argv)
     try:
-        return int(args.func(args))
-    except (EvidenceError, ArtifactError) as exc:
-        print(f"torchcts-evidence {args.command}: {exc}", file=sys.stderr)
-        return 1
+        args = _parser().parse_args(argv)
+        try:
+            status = int(args.func(args))
+        except (EvidenceError, ArtifactError) as exc:
+            message = for_terminal(str(exc), keep_newlines=False)
+            print(f"torchcts-evidence {args.command}: {message}", file=sys.stderr)
+            status = 1
+        # flush here, not at interpreter exit, so a closed pipe is caught below
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # stdout's reader is gone; point stdout at devnull so the interpreter's own
+        # final flush cannot raise again, and say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE_STATUS
+    return status
+
+
+def _say(text: str) -> None:
+    # paths, run keys and rule ids can come from artifacts: one safe line each
+    print(for_terminal(text, keep_newlines=False))
 
 
 def _archive(args: argparse.Namespace) -> int:
@@ -44,35 +66,37 @@ def _archive(args: argparse.Namespace) -> int:
         manifest=args.manifest,
         run_key=args.run_key,
     )
-    print(f"wrote {built.path} ({len(built.members)} files, run {built.run_key})")
+    _say(f"wrote {built.path} ({len(built.members)} files, run {built.run_key})")
     if built.other_runs:
-        print(
+        _say(
             f"note: {args.results_dir} also holds {', '.join(built.other_runs)}; "
             "archived the run written last (choose another with --run-key)"
         )
     if built.scrubbed:
-        print(f"host identity scrubbed from {len(built.scrubbed)} file(s)")
-    print(f"check it with: torchcts-evidence verify {built.path}")
+        _say(f"host identity scrubbed from {len(built.scrubbed)} file(s)")
+    _say(f"check it with: torchcts-evidence verify {built.path}")
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     result = verify_archive(args.archive)
-    print(format_verification(result))
+    if args.json:
+        # ensure_ascii: escapes and controls from the archive stay \u escapes
+        print(json.dumps(verification_json(result), indent=1, sort_keys=True))
+    else:
+        print(format_verification(result))
     return 0 if result.ok else 1
 
 
 def _backend_pack(args: argparse.Namespace) -> int:
     if args.reindex:
-        print(f"rebuilt {write_index(args.store)}")
+        _say(f"rebuilt {write_index(args.store)}")
         return 0
     if args.check:
         problems = check_store(args.store)
         for problem in problems:
-            print(problem)
-        print(
-            f"{args.store}: {'OK' if not problems else f'{len(problems)} problem(s)'}"
-        )
+            _say(problem)
+        _say(f"{args.store}: {'OK' if not problems else f'{len(problems)} problem(s)'}")
         return 1 if problems else 0
     if args.result is None:
         raise EvidenceError("backend-pack needs a RESULT (or --check / --reindex)")
@@ -84,7 +108,7 @@ def _backend_pack(args: argparse.Namespace) -> int:
     )
     identity = HostIdentity.current(roots=(Path.cwd(),))
     target, count = pack_run(args.result, args.store, options, identity)
-    print(f"appended {count} entr{'y' if count == 1 else 'ies'} to {target}")
+    _say(f"appended {count} entr{'y' if count == 1 else 'ies'} to {target}")
     return 0
 
 
@@ -99,7 +123,7 @@ def _crash_candidate(args: argparse.Namespace) -> int:
             "repro": args.repro,
         }
         rule = accept_packet(args.accept, args.ledger, overrides, identity)
-        print(f"added rule {rule.id!r} to {args.ledger}")
+        _say(f"added rule {rule.id!r} to {args.ledger}")
         return 0
     if args.case is None:
         raise EvidenceError(
@@ -109,14 +133,14 @@ def _crash_candidate(args: argparse.Namespace) -> int:
     written = write_packet(candidate, args.out)
     for path in written:
         note = " (standalone: python " + path.name + ")" if path.suffix == ".py" else ""
-        print(f"wrote {path}{note}")
+        _say(f"wrote {path}{note}")
     if not candidate.packet.get("repro_script"):
-        print(
+        _say(
             "the crash record has no standalone repro script; the packet keeps "
             "the repro command"
         )
     target = written[0]
-    print(
+    _say(
         "review the packet's proposed_rule (reason, owner, review_after), then send "
         "it; a maintainer adds it with: torchcts-evidence crash-candidate --accept "
         f"{target.name}"
@@ -128,6 +152,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchcts-evidence",
         description="Submission archives, backend evidence, known-crash candidates.",
+        epilog="Exit status: 0 done or accepted, 1 refused or rejected, 2 usage "
+        "error, 141 stdout closed early (e.g. piped into head).",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"torchcts-evidence {__version__}"
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -140,6 +169,11 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="check a received archive (executes nothing)")
     p.add_argument("archive", type=Path)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print {archive, accepted, problems, summary} as JSON instead of text",
+    )
     p.set_defaults(func=_verify)
 
     p = sub.add_parser("backend-pack", help="append a run to evidence/backends/")

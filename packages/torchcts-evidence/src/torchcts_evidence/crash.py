@@ -19,18 +19,19 @@ from typing import Any
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    HostIdentity,
     RunArtifact,
     case_id_for_node,
     encode_artifact,
     load_result,
     resolve_reference,
+    scrub_text,
     slug,
     split_case_id,
     write_atomic,
 )
 
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import HostIdentity, scrub_text
 
 PACKET_FORMAT = "torchcts-crash-candidate"
 PACKET_VERSION = 1

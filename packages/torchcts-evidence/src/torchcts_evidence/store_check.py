@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from torchcts_schema import HostIdentity, find_identity
+
 from torchcts_evidence.backend_store import index_entry
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.scrub import HostIdentity, find_identity
 from torchcts_evidence.store_schema import (
     INDEX_FORMAT,
     INDEX_NAME,

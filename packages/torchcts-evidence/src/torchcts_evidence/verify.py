@@ -1,9 +1,10 @@
 """Check a received submission archive without executing anything in it.
 
-Structure first (names, links, sizes, compression ratios, duplicates), so a hostile
+Structure first (names, links, sizes, compression ratios, collisions), so a hostile
 archive is refused before a byte of it is decompressed; then ``SUBMISSION.json``,
-hashes and required files; then the manifest is read statically and the result loaded
-from a private temporary extraction for the summary.
+hashes streamed over every member and required files; then the manifest is read
+statically, the result loaded from a private temporary extraction, and every claim of
+``SUBMISSION.json`` compared with the run's own metadata.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,14 +33,19 @@ from torchcts_evidence.archive import (
     SUBMISSION_VERSION,
     sha256_of,
 )
+from torchcts_evidence.claims import claim_problems
 from torchcts_evidence.metadata import metadata_problems
-from torchcts_evidence.zipcheck import Limits, read_member, structure_problems
+from torchcts_evidence.zipcheck import (
+    Limits,
+    member_digest,
+    read_member,
+    stream_member,
+    structure_problems,
+)
 
-# fields SUBMISSION.json repeats from the run metadata; they must agree
-CONSISTENT_KEYS = (
-    "backend", "device", "hardware_key", "torch_version", "torchcts_version",
-    "manifest_digest", "completed_normally",
-)  # fmt: skip
+# what reading a damaged or lying member can raise; each becomes one problem line
+READ_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error)
+Members = dict[str, zipfile.ZipInfo]
 
 
 @dataclass
@@ -66,40 +73,42 @@ def verify_archive(path: Path, limits: Limits | None = None) -> Verification:
         result.problems.append(f"not a readable zip archive ({exc})")
         return result
     with zf:
-        infos = [i for i in zf.infolist() if not i.is_dir()]
         result.problems += structure_problems(zf.infolist(), limits)
         if result.problems:
             return result
-        data: dict[str, bytes] = {}
-        for info in infos:
+        members = {i.filename: i for i in zf.infolist() if not i.is_dir()}
+        result.submission = _submission(zf, members, result.problems, limits)
+        if result.problems:
+            return result
+        digests: dict[str, str] = {}
+        for name, info in members.items():
             try:
-                data[info.filename] = read_member(zf, info)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-                result.problems.append(f"{info.filename}: cannot be read ({exc})")
-    if result.problems:
-        return result
-    result.submission = _submission(data, result.problems, limits)
-    if result.problems:
-        return result
-    _hashes(data, result.submission, result.problems)
-    _manifest(data, result.submission, result.problems)
-    if not result.problems:
-        result.artifact = _load(data, result.submission, result.problems)
+                digests[name] = member_digest(zf, info)
+            except READ_ERRORS as exc:
+                result.problems.append(f"{name}: cannot be read ({exc})")
+        if result.problems:
+            return result
+        _hashes(digests, result.submission, result.problems)
+        _manifest(zf, members, result.submission, result.problems, limits)
+        if not result.problems:
+            result.artifact = _load(zf, members, result.submission, result.problems)
     return result
 
 
 def _submission(
-    data: dict[str, bytes], problems: list[str], limits: Limits
+    zf: zipfile.ZipFile, members: Members, problems: list[str], limits: Limits
 ) -> dict[str, Any]:
-    raw = data.get(SUBMISSION_NAME)
-    if raw is None:
+    info = members.get(SUBMISSION_NAME)
+    if info is None:
         problems.append(
             f"missing required file {SUBMISSION_NAME} (a plain zip of results/? build "
             "the archive with: torchcts-evidence archive results)"
         )
         return {}
-    if len(raw) > limits.max_submission_bytes:
-        problems.append(f"{SUBMISSION_NAME}: {len(raw)} bytes is too large")
+    try:
+        raw = read_member(zf, info, limits.max_submission_bytes)
+    except READ_ERRORS as exc:
+        problems.append(f"{SUBMISSION_NAME}: cannot be read ({exc})")
         return {}
     try:
         body = json.loads(raw.decode("utf-8"))
@@ -124,7 +133,7 @@ def _submission(
     return body
 
 
-def _hashes(data: dict[str, bytes], body: dict[str, Any], problems: list[str]) -> None:
+def _hashes(digests: dict[str, str], body: dict[str, Any], problems: list[str]) -> None:
     files: dict[str, Any] = body["files"]
     required = {
         MANIFEST_NAME,
@@ -133,7 +142,7 @@ def _hashes(data: dict[str, bytes], body: dict[str, Any], problems: list[str]) -
         body.get("canonical_artifact"),
     }
     for name in sorted(n for n in required if isinstance(n, str)):
-        if name not in data:
+        if name not in digests:
             problems.append(f"missing required file {name}")
         elif name not in files:
             problems.append(f"{name}: not listed in {SUBMISSION_NAME}")
@@ -143,19 +152,28 @@ def _hashes(data: dict[str, bytes], body: dict[str, Any], problems: list[str]) -
     for name, entry in sorted(files.items()):
         if name == SUBMISSION_NAME:
             continue
-        if name not in data:
+        if name not in digests:
             problems.append(f"{name}: listed in {SUBMISSION_NAME} but missing")
-        elif sha256_of(data[name]) != entry["sha256"]:
+        elif digests[name] != entry["sha256"]:
             problems.append(f"{name}: sha256 mismatch (altered after archiving)")
-    for name in sorted(set(data) - set(files) - {SUBMISSION_NAME}):
+    for name in sorted(set(digests) - set(files) - {SUBMISSION_NAME}):
         problems.append(f"{name}: member not listed in {SUBMISSION_NAME}")
 
 
 def _manifest(
-    data: dict[str, bytes], body: dict[str, Any], problems: list[str]
+    zf: zipfile.ZipFile,
+    members: Members,
+    body: dict[str, Any],
+    problems: list[str],
+    limits: Limits,
 ) -> None:
-    raw = data.get(MANIFEST_NAME)
-    if raw is None:
+    info = members.get(MANIFEST_NAME)
+    if info is None:
+        return
+    try:
+        raw = read_member(zf, info, limits.max_manifest_bytes)
+    except READ_ERRORS as exc:
+        problems.append(f"{MANIFEST_NAME}: cannot be read ({exc})")
         return
     digest = sha256_of(raw)
     if digest != body.get("manifest_digest"):
@@ -177,52 +195,65 @@ def _manifest(
         return
     if manifest.template:
         problems.append(f"{MANIFEST_NAME}: an unedited template (TEMPLATE = True)")
+    if manifest.backend_name != body.get("manifest_backend"):
+        problems.append(
+            f"{SUBMISSION_NAME}: manifest_backend {body.get('manifest_backend')!r} "
+            f"differs from {manifest.backend_name!r} in {MANIFEST_NAME}"
+        )
 
 
 def _load(
-    data: dict[str, bytes], body: dict[str, Any], problems: list[str]
+    zf: zipfile.ZipFile, members: Members, body: dict[str, Any], problems: list[str]
 ) -> RunArtifact | None:
+    result = str(body["result"])
+    key = _run_key_of(result)
+    if body.get("run_key") != key:
+        problems.append(
+            f"{SUBMISSION_NAME}: run_key {body.get('run_key')!r} differs from the "
+            f"run key {key!r} of {result}"
+        )
+        return None
     with tempfile.TemporaryDirectory(prefix="torchcts-verify-") as tmp:
         root = Path(tmp)
-        result = str(body["result"])
-        key = _run_key_of(result)
         # only what the loader reads: the result file, its history and its journal
         wanted = (result, f"{RESULTS_PREFIX}{key}_journal.jsonl")
+        history = f"{RESULTS_PREFIX}{key}_history/"
         try:
-            for name, content in data.items():
-                if name in wanted or name.startswith(f"{RESULTS_PREFIX}{key}_history/"):
+            for name, info in members.items():
+                if name in wanted or name.startswith(history):
                     target = root / name
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(content)
+                    with target.open("wb") as fh:
+                        stream_member(zf, info, fh.write)
         except OSError as exc:
             problems.append(
                 f"members cannot be extracted side by side ({exc.strerror})"
             )
             return None
-        try:
-            artifact = load_result(root / result)
-        except ArtifactError as exc:
-            problems.append(str(exc).replace(str(root) + "/", ""))
+        except READ_ERRORS as exc:
+            problems.append(f"{result}: cannot be extracted ({exc})")
             return None
-        except Exception as exc:
-            # the schema's loader still lets some malformed values escape as TypeError
-            # or AttributeError; for a reviewer they are all "this artifact is broken"
-            problems.append(
-                f"{body['result']}: malformed artifact ({type(exc).__name__}: {exc})"
-            )
-            return None
+        artifact = _load_result(root, result, problems)
+    if artifact is None:
+        return None
     wrong = metadata_problems(artifact)
     if wrong:
-        problems += [f"{body['result']}: run metadata {w}" for w in wrong]
+        problems += [f"{result}: run metadata {w}" for w in wrong]
         return None
-    for key in CONSISTENT_KEYS:
-        mine = getattr(artifact.metadata, key)
-        if mine != body.get(key):
-            problems.append(
-                f"{SUBMISSION_NAME}: {key} {body.get(key)!r} differs from the run's "
-                f"{mine!r} in {body['result']}"
-            )
+    problems += claim_problems(body, artifact, result)
     return artifact
+
+
+def _load_result(root: Path, result: str, problems: list[str]) -> RunArtifact | None:
+    try:
+        return load_result(root / result)
+    except ArtifactError as exc:
+        problems.append(str(exc).replace(str(root) + "/", ""))
+    except Exception as exc:
+        # the schema's loader still lets some malformed values escape as TypeError
+        # or AttributeError; for a reviewer they are all "this artifact is broken"
+        problems.append(f"{result}: malformed artifact ({type(exc).__name__}: {exc})")
+    return None
 
 
 def _run_key_of(result: str) -> str:

@@ -36,7 +36,6 @@ from torchcts_isolate.ledger import (
 )
 from torchcts_isolate.outcome import IsolatedOutcome
 from torchcts_isolate.pool import WarmPool, run_isolated
-from torchcts_isolate.scrub import Identity, scrub_text, scrub_value
 
 __version__ = "0.1.0"
 
@@ -45,7 +44,6 @@ __all__ = [
     "HARD_TIMEOUT_EXIT",
     "AdaptiveDecisions",
     "AuditResult",
-    "Identity",
     "IsolatedOutcome",
     "KnownCase",
     "Ledger",
@@ -67,8 +65,6 @@ __all__ = [
     "read_crash_record",
     "run_isolated",
     "safe_case_name",
-    "scrub_text",
-    "scrub_value",
     "signal_name",
     "write_adaptive_decisions",
     "write_crash_record",

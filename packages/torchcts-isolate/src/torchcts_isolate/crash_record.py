@@ -17,11 +17,11 @@ from typing import Any
 from torchcts_schema import (
     ArtifactError,
     CrashInfo,
+    HostIdentity,
     node_id_for_case,
+    scrub_value,
     write_atomic,
 )
-
-from torchcts_isolate.scrub import Identity, scrub_value
 
 CRASH_RECORD_FORMAT = "torchcts-crash-record"
 CRASH_RECORD_VERSION = 1
@@ -76,7 +76,7 @@ def write_crash_record(
     in the same run replaces the first: the record describes the latest run.
     """
     record = _checked(payload, run_key)
-    identity = Identity.current(roots=[os.getcwd()])
+    identity = HostIdentity.current(roots=[os.getcwd()])
     clean = scrub_value(json.loads(json.dumps(record, default=str)), identity)
     clean["case_id"], clean["node_id"] = record["case_id"], record["node_id"]
     clean["run_key"] = run_key

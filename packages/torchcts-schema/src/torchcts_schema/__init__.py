@@ -71,6 +71,14 @@ from torchcts_schema.records import (
     count_statuses,
 )
 from torchcts_schema.run_lock import LOCK_NAME, RunLock, RunLockedError
+from torchcts_schema.scrub import (
+    HostIdentity,
+    find_identity,
+    scrub_argv,
+    scrub_bytes,
+    scrub_text,
+    scrub_value,
+)
 from torchcts_schema.store import (
     SnapshotWriter,
     history_dir,
@@ -116,6 +124,7 @@ __all__ = [
     "CrashInfo",
     "CrashKind",
     "ExpectedSource",
+    "HostIdentity",
     "JournalContents",
     "JournalWriter",
     "JsonDict",
@@ -136,6 +145,7 @@ __all__ = [
     "decode_artifact",
     "default_next_fix",
     "encode_artifact",
+    "find_identity",
     "find_latest",
     "for_terminal",
     "gc_paused",
@@ -158,6 +168,10 @@ __all__ = [
     "rule_to_dict",
     "rules_to_json",
     "run_keys",
+    "scrub_argv",
+    "scrub_bytes",
+    "scrub_text",
+    "scrub_value",
     "slug",
     "split_case_id",
     "torch_minor_family",
