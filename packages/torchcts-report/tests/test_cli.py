@@ -117,3 +117,32 @@ def test_reports_are_readable_by_others(tmp_path, syn):
     for suffix in (".md", ".html", ".junit.xml"):
         mode = (tmp_path / f"simdev_x86-64-2cpu{suffix}").stat().st_mode & 0o777
         assert mode == 0o666 & ~umask
+
+
+def test_results_option_and_old_positional_spelling_agree(tmp_path, syn, capsys):
+    """render --results DIR and the older positional DIR write the same reports."""
+    syn.write(tmp_path, syn.artifact())
+    assert main(["render", "--results", str(tmp_path)]) == 0
+    first = (tmp_path / "simdev_x86-64-2cpu.md").read_bytes()
+    assert main(["render", str(tmp_path)]) == 0
+    assert (tmp_path / "simdev_x86-64-2cpu.md").read_bytes() == first
+    assert main(["render", "--results", str(tmp_path), str(tmp_path / "x")]) == 2
+
+
+def test_version_and_help_list_exit_codes(capsys):
+    """--version names the tool; every help lists the exit codes, without RST."""
+    import pytest
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == "torchcts-report 0.1.0"
+    for argv in (["--help"], ["render", "--help"], ["diff", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        assert "exit codes:" in text and "2  bad input or usage" in text
+        assert "``" not in text
+    with pytest.raises(SystemExit):
+        main(["diff", "--help"])
+    assert "executed cases (not not_run)" in capsys.readouterr().out

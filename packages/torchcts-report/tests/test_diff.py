@@ -63,8 +63,10 @@ def test_coverage_changes_are_not_regressions(syn):
     assert [e[0].split("/")[1] for e in diff.stopped] == ["a", "c"]
     assert [e[0].split("/")[1] for e in diff.started] == ["b"]
     result = check_guards(diff, max_vanished_share=0.5, max_regressed_share=0.0)
+    # a and c were the old run's only executed cases: both stopped, so 100%
     assert result.breaches == (
-        "2 of 3 case(s) vanished or stopped running (66.67%), above the limit of 50.00%",
+        "2 of the old run's 2 executed case(s) vanished or stopped running (100.00%), "
+        "above the limit of 50.00% (not_run cases are not counted)",
     )
 
 
@@ -109,8 +111,40 @@ def test_guards_trip_above_their_share(syn):
     assert check_guards(diff, max_vanished_share=1 / 7, max_regressed_share=2 / 7).ok
     result = check_guards(diff, max_vanished_share=0.1, max_regressed_share=0.2)
     assert len(result.breaches) == 2
-    assert "1 of 7 case(s) vanished or stopped running (14.29%)" in result.breaches[0]
-    assert "2 of 7 case(s) regressed" in result.breaches[1]
+    assert (
+        "1 of the old run's 7 executed case(s) vanished or stopped running (14.29%)"
+        in result.breaches[0]
+    )
+    assert "2 of the old run's 7 executed case(s) regressed" in result.breaches[1]
+
+
+def test_vanished_share_ignores_not_run_cases(syn):
+    """18 of 20 executed cases stop running among 1,000 not_run: the 10% guard trips."""
+    from torchcts_schema import NotRunReason
+
+    level = {"status": Status.NOT_RUN, "source": None}
+    level["not_run_reason"] = NotRunReason.LEVEL_FILTERED
+    not_run = [syn.record(f"n{i}", **level) for i in range(1000)]
+    ran = [syn.record(f"op{i}") for i in range(20)]
+    stopped = [syn.record(f"op{i}", **level) for i in range(18)] + ran[18:]
+    diff = diff_artifacts(syn.artifact(ran + not_run), syn.artifact(stopped + not_run))
+    assert (diff.old_executed, diff.lost) == (20, 18)
+    result = check_guards(diff, max_vanished_share=0.1, max_regressed_share=None)
+    assert result.breaches == (
+        "18 of the old run's 20 executed case(s) vanished or stopped running "
+        "(90.00%), above the limit of 10.00% (not_run cases are not counted)",
+    )
+
+
+def test_cli_diff_json_is_machine_readable(tmp_path, syn, capsys):
+    """diff --json prints one JSON object with counts, guards and case lists."""
+    import json
+
+    old, new = _write_pair(tmp_path, syn)
+    assert main(["diff", old, new, "--json", "--max-regressed-share", "0.1"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["old_executed"] == 7 and data["guards"]["ok"] is False
+    assert [e["case_id"].split("/")[1] for e in data["regressions"]] == ["a", "b"]
 
 
 def test_empty_old_run_never_divides_by_zero(syn):
@@ -134,7 +168,9 @@ def test_cli_guard_exit_codes(tmp_path, syn, capsys):
     assert main(["diff", old, new, "--max-vanished-share", "20%"]) == 0
     assert "# TorchCTS run diff" in capsys.readouterr().out
     assert main(["diff", old, new, "--max-regressed-share", "0.1"]) == 1
-    assert "guard: 2 of 7 case(s) regressed" in capsys.readouterr().err
+    assert "guard: 2 of the old run's 7 executed case(s) regressed" in (
+        capsys.readouterr().err
+    )
     assert main(["diff", old, new, "--max-vanished-share", "0"]) == 1
 
 

@@ -82,14 +82,14 @@ def test_not_run_and_skipped_map_to_skipped(tmp_path, syn):
         "div",
         status=Status.NOT_RUN,
         source=None,
-        not_run_reason=NotRunReason.OP_EXCLUDED,
+        not_run_reason=NotRunReason.REFERENCE_UNAVAILABLE,  # a listed reason
         detail="no kernel yet",
     )
     root = _root(tmp_path, syn, syn.artifact([*syn.mixed(), excluded]))
     not_run = _case(root, excluded.case_id).find("skipped")
     assert not_run is not None
     message = not_run.get("message") or ""
-    assert message.startswith("not_run: op_excluded: ")
+    assert message.startswith("not_run: reference_unavailable: ")
     assert message.endswith("(no kernel yet)")
     skipped = _case(root, "rng/rng/stream/-/-").find("skipped")
     assert (
@@ -189,6 +189,9 @@ EXPECTED_COUNTED = {
     NotRunReason.LEVEL_FILTERED,
     NotRunReason.FILTERED_BY_SELECTION,
     NotRunReason.SAMPLE_LIMIT,
+    NotRunReason.OP_EXCLUDED,
+    NotRunReason.DEVICE_COUNT,
+    NotRunReason.COMPARISON_NOT_VALID,
 }
 
 
@@ -242,3 +245,26 @@ def test_cli_junit_all_flag(tmp_path, syn):
     assert main(["render", str(tmp_path)]) == 0
     xml = (tmp_path / "simdev_x86-64-2cpu.junit.xml").read_text()
     assert xml.count("<testcase ") == 1
+
+
+def test_no_empty_suite_is_written(tmp_path, syn):
+    """A suite appears only with a listed or a counted case; counted ones add no skip."""
+    excluded = {"status": Status.NOT_RUN, "source": None}
+    recs = [
+        syn.record("add"),
+        syn.record(
+            "save_load",
+            None,
+            suite="serialization",
+            variant="check",
+            sample=None,
+            not_run_reason=NotRunReason.COMPARISON_NOT_VALID,
+            **excluded,
+        ),
+    ]
+    root = _root(tmp_path, syn, syn.artifact(recs))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert sorted(suites) == ["opinfo", "serialization"]
+    assert suites["serialization"].get("tests") == "0"
+    assert root.find(".//skipped") is None
+    assert root.get("skipped") == "0"

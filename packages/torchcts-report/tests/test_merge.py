@@ -9,6 +9,8 @@ from torchcts_report import MergeError, Shard, merge_artifacts, merge_paths
 from torchcts_report.cli import main
 from torchcts_schema import NotRunReason, Status, load_result
 
+LATER = "2026-11-30T02:00:00+00:00"  # another run's start: shards of different runs
+
 
 def _shards(syn):  # type: ignore[no-untyped-def]
     r = syn.record
@@ -67,7 +69,9 @@ def test_merge_rejects_different_devices(syn):
 def test_merge_rejects_conflicting_overlap(syn):
     """One case with different results in two shards is an error naming the case."""
     one = syn.artifact([syn.record("a")])
-    two = syn.artifact([syn.record("a", status=Status.FAILED, mismatch="x")])
+    two = syn.artifact(
+        [syn.record("a", status=Status.FAILED, mismatch="x")], started_at=LATER
+    )
     with pytest.raises(MergeError) as info:
         merge_artifacts([Shard("s1", one), Shard("s2", two)])
     assert "case 'opinfo/a/forward/float32/0' is failed here but passed in s1" in str(
@@ -78,7 +82,9 @@ def test_merge_rejects_conflicting_overlap(syn):
 def test_merge_rejects_same_status_different_details(syn):
     """Two different failures of one case are also a conflict, not a silent pick."""
     one = syn.artifact([syn.record("a", status=Status.FAILED, mismatch="x")])
-    two = syn.artifact([syn.record("a", status=Status.FAILED, mismatch="y")])
+    two = syn.artifact(
+        [syn.record("a", status=Status.FAILED, mismatch="y")], started_at=LATER
+    )
     with pytest.raises(MergeError, match="different results"):
         merge_artifacts([Shard("s1", one), Shard("s2", two)])
 
@@ -86,7 +92,10 @@ def test_merge_rejects_same_status_different_details(syn):
 def test_merge_accepts_identical_overlap(syn):
     """The same result for one case in two shards (timing aside) merges into one."""
     one = syn.artifact([syn.record("a", duration_s=0.1, worker="gw0")])
-    two = syn.artifact([syn.record("a", duration_s=0.3, worker="gw1")])
+    two = syn.artifact(
+        [syn.record("a", duration_s=0.3, worker="gw1")],
+        started_at=LATER,  # another run, not the same one twice
+    )
     merged = merge_artifacts([Shard("s1", one), Shard("s2", two)])
     assert len(merged.records) == 1
 
@@ -118,7 +127,7 @@ def test_other_not_run_reasons_conflict(syn):
         merge_artifacts(
             [
                 Shard("s1", syn.artifact([excluded])),
-                Shard("s2", syn.artifact([syn.record("a")])),
+                Shard("s2", syn.artifact([syn.record("a")], started_at=LATER)),
             ]
         )
 
@@ -232,3 +241,21 @@ def test_bad_shard_option_is_named(syn):
     """A shard option that is not I/N is an error naming the shard."""
     with pytest.raises(MergeError, match="shard option 'x' is not I/N"):
         merge_artifacts([_sharded(syn, "x", "a")])
+
+
+def test_merge_of_a_shard_with_itself_is_an_error(tmp_path, syn):
+    """The same results directory twice, or two spellings of it, is refused by name."""
+    shard = tmp_path / "shard1"
+    shard.mkdir()
+    syn.write(shard, syn.artifact([syn.record("a"), syn.record("b")]))
+    for second in (shard, tmp_path / "." / "shard1"):
+        with pytest.raises(MergeError, match=r"same artifact as .*shard1"):
+            merge_paths([shard, second], tmp_path / "out")
+
+
+def test_overlapping_cases_of_one_run_are_an_error(syn):
+    """Two copies of one run (same key, start and command) sharing cases are refused."""
+    one = syn.artifact([syn.record("a"), syn.record("b")])
+    copy = syn.artifact([syn.record("b"), syn.record("c")])
+    with pytest.raises(MergeError, match=r"copy.*same run as orig.*'opinfo/b/"):
+        merge_artifacts([Shard("orig", one), Shard("copy", copy)])

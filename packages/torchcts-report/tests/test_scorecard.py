@@ -123,7 +123,8 @@ def test_failure_clusters_largest_first_with_rerun(tmp_path, syn):
     text = _section(_render(tmp_path, syn), "Failure clusters")
     first = text.splitlines()[6]
     assert first.startswith("| 1 | 2 | `failed` | `mul` | `float32` |")
-    assert "mismatch: values differ at N of N elements (max abs diff N)" in first
+    # grouped by the normalised signature, shown with the example's own numbers
+    assert "mismatch: values differ at 3 of 12 elements (max abs diff 0.5)" in first
     assert "`opinfo/mul/forward/float32/0`" in first
     assert (
         "`torchcts-run --manifest 'manifests/simdev.py' "
@@ -216,8 +217,13 @@ def test_probe_table_from_metadata_and_failure_files(tmp_path, syn):
     )
     assert "| capability | backward | error | boom |" in probes
     fix = _section(text, "Next fix")
-    assert "0 case(s) and 2 probe failure(s)" in fix
-    assert "Fix the failing harness probe capability backward: boom" in fix
+    # a dtype probe that says "unsupported" asks to implement or declare the dtype;
+    # a capability probe that fails otherwise is a backend correctness finding
+    assert "### 1. configuration: 0 case(s)\n" in fix
+    assert "implement or declare: 1 case(s) and 1 probe failure(s)" in fix
+    assert "correctness: 4 case(s) and 1 probe failure(s)" in fix
+    assert "The backend fails the capability probe backward: boom." in fix
+    assert "Fix the failing harness probe" not in fix
 
 
 def test_probe_section_without_probes(tmp_path, syn):
@@ -256,7 +262,8 @@ def test_probe_table_from_run_diagnostics(tmp_path, syn):
         "| capability | views | pass |  |",
     ]
     fix = _section(text, "Next fix")
-    assert "0 case(s) and 1 probe failure(s)" in fix
+    assert "correctness: 4 case(s) and 1 probe failure(s)" in fix
+    assert "The backend fails the dtype probe float16 create/copy/add" in fix
     assert "`probes`" not in _section(text, "Diagnostics")
 
 

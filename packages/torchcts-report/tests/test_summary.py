@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchcts_report.checks import check_artifact
+from torchcts_report.findings import category_of
 from torchcts_report.summary import (
     Cell,
     capability_label,
@@ -24,9 +25,8 @@ from torchcts_report.tallies import (
     NONE_LABEL,
     SELECTION_REASONS,
     capability_of,
-    next_fix_of,
 )
-from torchcts_report.triage import _STRATEGY, ACTIONS_PER_CATEGORY, triage_of
+from torchcts_report.triage import _key_of, triage_of
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
@@ -141,16 +141,15 @@ def _naive_triage(records: list[CaseRecord]) -> list[tuple[NextFix, int, list]]:
     # the record-by-record triage the summary replaced: every record keyed one by one
     out = []
     for category in NextFix:
-        members = [r for r in records if next_fix_of(r) is category]
-        key_of = _STRATEGY[category][0]
+        members = [r for r in records if category_of(r) is category]
         groups: dict[tuple[str, ...], list[str]] = {}
         for record in members:
-            groups.setdefault(key_of(record), []).append(record.case_id)
+            groups.setdefault(_key_of(category, record), []).append(record.case_id)
         selection = {r.value for r in SELECTION_REASONS}
         ranked = sorted(
             groups.items(), key=lambda kv: (kv[0][0] in selection, -len(kv[1]), kv[0])
         )
-        actions = [(len(ids), min(ids)) for _, ids in ranked[:ACTIONS_PER_CATEGORY]]
+        actions = [(len(ids), min(ids)) for _, ids in ranked]
         out.append((category, len(members), actions))
     return out
 

@@ -1,23 +1,30 @@
 """``torchcts-report``: render, diff and merge from the command line.
 
-Exit codes: 0 done; 1 a diff guard tripped; 2 bad input or usage (one line naming the
-file, key or value, never a traceback).
+Every command that reads a results directory takes it as ``--results DIR``; the older
+positional spellings still work. Exit codes: 0 done; 1 a diff guard tripped; 2 bad
+input or usage (one line naming the file, key or value, never a traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from torchcts_schema import ArtifactError
+from torchcts_schema import ArtifactError, for_terminal
 
-from torchcts_report.diff import check_guards, diff_artifacts, render_diff
+from torchcts_report import __version__
+from torchcts_report.diff import check_guards, diff_artifacts, diff_json, render_diff
 from torchcts_report.inputs import load_input
 from torchcts_report.merge import merge_paths
 from torchcts_report.render import render_path
 
 PROG = "torchcts-report"
+EXIT_CODES = """exit codes:
+  0  done
+  1  a diff guard tripped (diff --max-vanished-share / --max-regressed-share)
+  2  bad input or usage: one line naming the file, key or value"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,42 +33,70 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
     except ArtifactError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     except OSError as exc:
-        print(f"{PROG}: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        _error(f"{exc.filename or ''}: {exc.strerror}")
         return 2
     return code
 
 
+def _error(text: str) -> None:
+    # artifact text (case ids, run keys) may hold escapes meant for the terminal
+    print(f"{PROG}: error: {for_terminal(text, keep_newlines=False)}", file=sys.stderr)
+
+
+def _say(text: str) -> None:
+    print(for_terminal(text))
+
+
+def _one_results_dir(given: str | None, positional: str | None, default: str) -> str:
+    if given and positional and given != positional:
+        raise ArtifactError(
+            positional, f"given both as --results {given!r} and as a positional path"
+        )
+    return given or positional or default
+
+
 def _render(args: argparse.Namespace) -> int:
+    path = _one_results_dir(args.results, args.path, "results")
     paths = render_path(
-        Path(args.path),
+        Path(path),
         run_key=args.run_key,
         out_dir=Path(args.out) if args.out else None,
         junit_all=args.junit_all,
     )
-    for path in paths:
-        print(path)
+    if args.json:
+        _say(json.dumps({"reports": [str(p) for p in paths]}, indent=2))
+    else:
+        for report in paths:
+            _say(str(report))
     return 0
 
 
 def _diff(args: argparse.Namespace) -> int:
-    old = load_input(Path(args.old), run_key=args.run_key).artifact
-    new = load_input(Path(args.new), run_key=args.run_key).artifact
+    old_path = _one_results_dir(args.old_results, args.old, "")
+    new_path = _one_results_dir(args.new_results, args.new, "")
+    if not old_path or not new_path:
+        raise ArtifactError(None, "diff needs the old and the new results (OLD NEW)")
+    old = load_input(Path(old_path), run_key=args.run_key).artifact
+    new = load_input(Path(new_path), run_key=args.run_key).artifact
     diff = diff_artifacts(old, new)
-    text = render_diff(diff, old, new)
     guards = check_guards(
         diff,
         max_vanished_share=args.max_vanished_share,
         max_regressed_share=args.max_regressed_share,
     )
+    if args.json:
+        text = json.dumps(diff_json(diff, guards), indent=2, sort_keys=True) + "\n"
+    else:
+        text = render_diff(diff, old, new)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(for_terminal(text))
     for breach in guards.breaches:
-        print(f"{PROG}: guard: {breach}", file=sys.stderr)
+        print(f"{PROG}: guard: {for_terminal(breach)}", file=sys.stderr)
     return 0 if guards.ok else 1
 
 
@@ -69,7 +104,7 @@ def _merge(args: argparse.Namespace) -> int:
     target = merge_paths(
         [Path(p) for p in args.shards], Path(args.out), run_key=args.run_key
     )
-    print(target)
+    _say(str(target))
     return 0
 
 
@@ -89,55 +124,101 @@ def share(value: str) -> float:
     return number
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    render = sub.add_parser("render", help="write <key>.md, .html and .junit.xml")
-    render.add_argument(
-        "path",
-        nargs="?",
-        default="results",
-        help="results directory or artifact (default: results)",
+def _sub(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
+) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=text,
+        description=text,
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Reports from TorchCTS result artifacts: render, diff, merge.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    render = _sub(sub, "render", "write <key>.md, .html and .junit.xml")
+    render.add_argument(
+        "--results",
+        metavar="DIR",
+        help="results directory or artifact file (default: results)",
+    )
+    # the older spelling, kept so existing commands (the runner's among them) work
+    render.add_argument("path", nargs="?", help=argparse.SUPPRESS)
     render.add_argument("--run-key", help="which run, when the directory holds several")
-    render.add_argument("--out", help="directory for the reports (default: beside it)")
+    render.add_argument(
+        "--out", metavar="DIR", help="directory for the reports (default: beside it)"
+    )
     render.add_argument(
         "--junit-all",
         action="store_true",
-        help="list every not_run case in the JUnit XML (by default those left out "
-        "by the run's selection or the manifest's dtypes and capabilities are "
-        "only counted)",
+        help="list every not_run case in the JUnit XML (by default the "
+        "configuration-level reasons are only counted in suite properties)",
+    )
+    render.add_argument(
+        "--json", action="store_true", help="print the written paths as JSON"
     )
     render.set_defaults(handler=_render)
 
-    diff = sub.add_parser("diff", help="compare two runs case by case")
-    diff.add_argument("old", help="results directory or artifact of the earlier run")
-    diff.add_argument("new", help="results directory or artifact of the later run")
+    diff = _sub(sub, "diff", "compare two runs case by case")
+    diff.add_argument("old", nargs="?", help="results directory or artifact, earlier")
+    diff.add_argument("new", nargs="?", help="results directory or artifact, later")
+    diff.add_argument(
+        "--old-results", metavar="DIR", help="the earlier run (instead of OLD)"
+    )
+    diff.add_argument(
+        "--new-results", metavar="DIR", help="the later run (instead of NEW)"
+    )
     diff.add_argument("--run-key", help="which run, when a directory holds several")
     diff.add_argument(
         "--max-vanished-share",
         type=share,
         metavar="SHARE",
-        help="exit 1 when more than this share of old cases vanished",
+        help="exit 1 when more than this share (0.05 or 5%%) of the old run's "
+        "executed cases (not not_run) vanished or stopped running",
     )
     diff.add_argument(
         "--max-regressed-share",
         type=share,
         metavar="SHARE",
-        help="exit 1 when more than this share of old cases regressed",
+        help="exit 1 when more than this share (0.05 or 5%%) of the old run's "
+        "executed cases (not not_run) regressed",
     )
-    diff.add_argument("--out", help="write the markdown diff here instead of stdout")
+    diff.add_argument(
+        "--json",
+        action="store_true",
+        help="write the result as JSON (counts, guards, every case) instead of "
+        "markdown",
+    )
+    diff.add_argument(
+        "--out", metavar="FILE", help="write the diff here instead of stdout"
+    )
     diff.set_defaults(handler=_diff)
 
-    merge = sub.add_parser("merge", help="merge shards into one canonical result")
+    merge = _sub(sub, "merge", "merge shards into one canonical result")
     merge.add_argument(
         "shards",
         nargs="+",
         metavar="SHARD",
         help="results directory or artifact of each shard",
     )
-    merge.add_argument("--out", required=True, help="results directory to write to")
+    merge.add_argument(
+        "--out",
+        "--results",
+        dest="out",
+        metavar="DIR",
+        required=True,
+        help="results directory to write the merged result to",
+    )
     merge.add_argument("--run-key", help="run key of the merged result")
     merge.set_defaults(handler=_merge)
     return parser

@@ -8,12 +8,13 @@ example with the command that reruns it.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from torchcts_schema import CaseRecord, RunMetadata, Status, node_id_for_case
 
@@ -34,6 +35,9 @@ _SPACES = re.compile(r"\s+")
 SIGNATURE_LIMIT = 200
 # torchcts-run takes --manifest; under plain pytest the plugin's flag is longer
 _MANIFEST_FLAGS = ("--manifest", "--torchcts-manifest")
+_POSIX_HOME = re.compile(r"^/(?:home|Users)/[^/]+/")
+_WINDOWS_HOME = re.compile(r"^[A-Za-z]:\\Users\\[^\\]+\\", re.IGNORECASE)
+MESSAGE_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,36 @@ def error_signature(record: CaseRecord) -> str:
     return f"{record.status.value} (no message recorded)"
 
 
+def example_message(record: CaseRecord) -> str:
+    """What went wrong in this one case, as recorded: first line, numbers kept.
+
+    The signature groups cases; this is what a person reads for one of them.
+    """
+    if record.status is Status.CRASHED:
+        crash = record.crash
+        if crash is None:
+            return "crashed (no crash details recorded)"
+        how = crash.signal or (
+            f"exit code {crash.exit_code}" if crash.exit_code is not None else ""
+        )
+        detail = f": {crash.detail}" if crash.detail else ""
+        head = f"crashed: {crash.kind.value} {how}".strip()
+        return one_line(head + detail, MESSAGE_LIMIT)
+    if record.status is Status.FAILED and record.mismatch:
+        return "mismatch: " + _first_line(record.mismatch)
+    if record.exception_type or record.exception_message:
+        kind = one_line(record.exception_type or "exception", 80)
+        return f"{kind}: {_first_line(record.exception_message or '')}"
+    if record.detail:
+        return _first_line(record.detail)
+    return f"{record.status.value} (no message recorded)"
+
+
+def _first_line(text: str) -> str:
+    head = text[: MESSAGE_LIMIT * 8].strip()
+    return one_line(head.splitlines()[0] if head else "", MESSAGE_LIMIT)
+
+
 def build_clusters(records: Iterable[CaseRecord]) -> list[Cluster]:
     """Clusters of failing records, largest first, ties in a stable name order."""
     groups: dict[tuple[str, str, str, Status], list[str]] = {}
@@ -126,24 +160,59 @@ def build_clusters(records: Iterable[CaseRecord]) -> list[Cluster]:
     return clusters
 
 
-def manifest_of(metadata: RunMetadata) -> str:
-    """The manifest the run used, as a path safe to share (never absolute)."""
+def manifest_of(metadata: RunMetadata, base: Path | None = None) -> str:
+    """The manifest the run used, as a path a person can paste (never absolute).
+
+    A relative path stays as recorded. An absolute one is made relative to `base`
+    (the directory holding the results directory, where the rerun commands are run
+    from) when it lies below it, else shown from the home directory as ``~/...``,
+    else made relative to `base` with ``..``. Only without a `base` (a caller
+    outside the report) does an absolute path outside a home shrink to its name.
+    """
     value = metadata.options.get("manifest")
     if not isinstance(value, str) or not value:
         value = _manifest_from_command(metadata.command) or "manifest.py"
-    if PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute():
-        value = (
-            PureWindowsPath(value).name if "\\" in value else PurePosixPath(value).name
-        )
-    return value
+    if PureWindowsPath(value).is_absolute() and "\\" in value:
+        home = _WINDOWS_HOME.match(value)
+        return "~\\" + value[home.end() :] if home else PureWindowsPath(value).name
+    if not PurePosixPath(value).is_absolute():
+        return value
+    if base is not None:
+        root = os.path.abspath(base)
+        inside = os.path.relpath(value, root)
+        if not inside.startswith(".."):
+            return inside
+    home = _POSIX_HOME.match(value)
+    if home:
+        return "~/" + value[home.end() :]
+    if base is not None:
+        return os.path.relpath(value, os.path.abspath(base))
+    return PurePosixPath(value).name
 
 
-def rerun_command(metadata: RunMetadata, case_id: str) -> str:
-    """The shell command that reruns exactly one case."""
+def rerun_command(
+    metadata: RunMetadata,
+    case_id: str,
+    *,
+    base: Path | None = None,
+    isolate: bool = False,
+) -> str:
+    """The shell command that reruns exactly one case (in a child process if `isolate`).
+
+    `base` is the directory the command is run from (see `manifest_of`).
+    """
+    flags = " --isolate all" if isolate else ""
     return (
-        f"torchcts-run --manifest {quote(manifest_of(metadata))} "
+        f"torchcts-run --manifest {shell_path(manifest_of(metadata, base))}{flags} "
         f"{quote(node_id_for_case(case_id))}"
     )
+
+
+def shell_path(path: str) -> str:
+    """A quoted path whose leading ``~/`` stays outside the quotes, so it expands."""
+    if path.startswith("~/"):
+        return "~/" + quote(path[2:])
+    return quote(path)
 
 
 def quote(text: str) -> str:

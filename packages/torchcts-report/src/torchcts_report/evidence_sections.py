@@ -13,11 +13,13 @@ from typing import Any
 from torchcts_schema import CaseRecord, Status
 
 from torchcts_report.clusters import quote
+from torchcts_report.frames import backend_lines, same_text
 from torchcts_report.inputs import ReportInput, probe_counts, probe_rows
 from torchcts_report.summary import RecordSummary
 from torchcts_report.text import clean, md, md_block, md_code, table
 
 MAX_CRASH_DETAILS = 50
+CRASH_LINES = 32  # lines of stderr or traceback shown per crash, after harness frames
 MAX_REFERENCE_ROWS = 50
 SHOWN_ELSEWHERE = frozenset({"probes"})  # the probe table shows it in full
 PROBE_COLUMNS = ("kind", "probe", "status", "note")
@@ -109,17 +111,28 @@ def _crash_detail(record: dict[str, Any]) -> str:
         lines.append(f"- environment: {md(pairs, 400)}")
     if record.get("repro_script"):
         lines.append("- a standalone repro script is in the record (`repro_script`)")
-    for key, title in (
-        ("runlog_tail", "Runlog tail"),
-        ("stderr_tail", "Stderr tail"),
-        ("traceback", "Traceback"),
-    ):
-        value = record.get(key)
-        if isinstance(value, list):
-            value = "\n".join(str(v) for v in value)
+    runlog = _text_of(record.get("runlog_tail"))
+    if runlog:
+        lines += ["", "Runlog tail:", "", md_block(runlog, max_lines=32)]
+    stderr = _text_of(record.get("stderr_tail"))
+    trace = _text_of(record.get("traceback"))
+    if stderr and trace and same_text(stderr, trace):
+        # one holds the other: showing both would print the same frames twice
+        longer = stderr if len(stderr) >= len(trace) else trace
+        blocks = [("Stderr tail and traceback (the same text, shown once)", longer)]
+    else:
+        blocks = [("Stderr tail", stderr), ("Traceback", trace)]
+    for title, value in blocks:
         if value:
-            lines += ["", f"{title}:", "", md_block(value, max_lines=32)]
+            shown = backend_lines(value, CRASH_LINES)
+            lines += ["", f"{title}:", "", md_block(shown, max_lines=CRASH_LINES + 2)]
     return "\n".join(lines)
+
+
+def _text_of(value: object) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return value if isinstance(value, str) else ""
 
 
 def probe_section(report: ReportInput) -> str:

@@ -38,6 +38,12 @@ class ReportInput:
     oracle_failures: list[dict[str, Any]] = field(default_factory=list)
     crash_evidence: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    results_dir: Path | None = None  # where the artifact was found, as given
+
+    @property
+    def command_base(self) -> Path | None:
+        """Where rerun commands run from: the directory holding the results dir."""
+        return None if self.results_dir is None else self.results_dir.parent
 
 
 PASSING_PROBE = frozenset({"pass", "passed", "ok"})
@@ -113,7 +119,9 @@ def load_input(path: Path | str, *, run_key: str | None = None) -> ReportInput:
         raise ArtifactError(_artifact_file(target), exc.problem) from None
     key = run_key or artifact.metadata.run_key
     check_run_key(key, target)
-    report = ReportInput(artifact=artifact, run_key=key)
+    report = ReportInput(
+        artifact=artifact, run_key=key, results_dir=results_dir_of(target)
+    )
     gather_evidence(report, results_dir_of(target))
     return report
 

@@ -16,15 +16,16 @@ in the suite's <system-out>) when it is a configuration fact repeated over thous
 - level_filtered, counted: the run's own level selection, not a fact about a case.
 - filtered_by_selection, counted: the run's own command-line filters.
 - sample_limit, counted: the manifest's MAX_SAMPLES_PER_OP cut, configuration.
-- op_excluded, listed: the manifest excludes a named op with a reason; few cases, each
-  an exclusion a reviewer should see by name.
-- device_count, listed: few cases, each to run on a machine with more devices.
+- op_excluded, counted: the manifest excludes a named op with a reason, a
+  configuration decision the scorecard lists by reason.
+- device_count, counted: the manifest's DEVICE_COUNT, the same for every such case.
 - reference_unavailable, listed: this case's CPU reference could not be built, a
   harness problem to fix case by case.
 - known_crash_not_executed, listed: a known crash of this case went unexecuted; its
   evidence is still to be collected.
-- comparison_not_valid, listed: PyTorch says this case cannot be compared across
-  devices; each needs another test strategy.
+- comparison_not_valid, counted: PyTorch's OpInfo says the op cannot be compared
+  across devices; ~1,100 skips in a level-1 run outnumbered the passes on CI
+  dashboards, and the scorecard's missing-evidence section lists them.
 
 A not_run record without a reason is listed. ``render --junit-all`` lists everything.
 """
@@ -57,6 +58,9 @@ COUNTED_REASONS: frozenset[NotRunReason] = frozenset(
         NotRunReason.LEVEL_FILTERED,
         NotRunReason.FILTERED_BY_SELECTION,
         NotRunReason.SAMPLE_LIMIT,
+        NotRunReason.OP_EXCLUDED,
+        NotRunReason.DEVICE_COUNT,
+        NotRunReason.COMPARISON_NOT_VALID,
     }
 )
 _ATTR = str.maketrans(
@@ -115,6 +119,8 @@ def render_junit(report: ReportInput, *, list_all: bool = False) -> str:
     for suite in sorted(suites.keys() | unlisted.keys()):
         listed_here = sorted(suites.get(suite, []), key=_CASE_ID)
         left_out = unlisted.get(suite, Counter())
+        if not listed_here and not sum(left_out.values()):
+            continue  # nothing listed and nothing counted: an empty suite says nothing
         lines.append(f"  <testsuite name={attr(suite)}{_totals(listed_here)}>")
         lines.append(_properties(meta, left_out))
         lines.extend(map(cases.testcase, listed_here))

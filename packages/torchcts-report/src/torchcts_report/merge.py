@@ -21,6 +21,8 @@ from torchcts_schema import (
     RunMetadata,
     Status,
     count_statuses,
+    find_latest,
+    resolve_reference,
     write_history,
 )
 
@@ -61,6 +63,7 @@ def merge_artifacts(shards: list[Shard], *, run_key: str | None = None) -> RunAr
                 raise MergeError(
                     shard.name, f"{what} {b!r} differs from {a!r} in {first.name}"
                 )
+    _refuse_same_run(shards)
     missing = _missing_shards(shards)
     key = run_key or _common_run_key(shards)
     merged: dict[str, tuple[CaseRecord, str]] = {}
@@ -83,6 +86,43 @@ def merge_artifacts(shards: list[Shard], *, run_key: str | None = None) -> RunAr
         metadata = replace(metadata, completed_normally=False)
         diagnostics["missing_shards"] = missing
     return RunArtifact.from_records(metadata, records, diagnostics)
+
+
+def _same_run(a: RunMetadata, b: RunMetadata) -> bool:
+    return (a.run_key, a.started_at, a.command) == (b.run_key, b.started_at, b.command)
+
+
+def _refuse_same_run(shards: list[Shard]) -> None:
+    """One run given twice (the same shard, or two copies of it) is not two shards.
+
+    Its cases would agree with themselves and the merge would look complete, so
+    overlapping case ids between shards of the same run (same run key, start time
+    and command) are an error naming both.
+    """
+    for later, shard in enumerate(shards):
+        for earlier in shards[:later]:
+            if not _same_run(earlier.artifact.metadata, shard.artifact.metadata):
+                continue
+            ids = {r.case_id for r in earlier.artifact.records if not _yielding(r)}
+            common = sorted(
+                r.case_id
+                for r in shard.artifact.records
+                if r.case_id in ids and not _yielding(r)
+            )
+            if common:
+                raise MergeError(
+                    shard.name,
+                    f"is the same run as {earlier.name} (same run key, start time "
+                    f"and command) and holds {len(common)} of its case(s), first "
+                    f"{common[0]!r}: a shard given twice",
+                )
+
+
+def _yielding(record: CaseRecord) -> bool:
+    return (
+        record.status is Status.NOT_RUN
+        and record.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
+    )
 
 
 def _missing_shards(shards: list[Shard]) -> list[str]:
@@ -207,6 +247,17 @@ def merge_paths(
     Returns the history file written. Crash records and probe failure files of every
     shard are copied beside it so the merged report shows them too.
     """
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        try:
+            resolved = _artifact_path(path)
+        except ArtifactError:
+            continue  # load_input below names the problem
+        if resolved in seen:
+            raise MergeError(
+                path, f"is the same artifact as {seen[resolved]}: a shard given twice"
+            )
+        seen[resolved] = path
     shards = []
     for index, path in enumerate(paths, start=1):
         loaded = load_input(path)
@@ -225,6 +276,14 @@ def merge_paths(
     for index, shard in enumerate(shards, start=1):
         _copy_evidence(shard, index, out_dir, key)
     return target
+
+
+def _artifact_path(path: Path) -> Path:
+    """The file that holds a shard's data, so two spellings of one shard compare."""
+    target = find_latest(path) if path.is_dir() else path
+    if target.name.endswith(".json"):
+        target = resolve_reference(target)
+    return target.resolve()
 
 
 def _copy_evidence(shard: Shard, index: int, out_dir: Path, key: str) -> None:

@@ -15,12 +15,12 @@ from torchcts_schema import (
     NEXT_FIX_MEANINGS,
     NOT_RUN_MEANINGS,
     STATUS_MEANINGS,
-    NextFix,
     NotRunReason,
     RunMetadata,
+    Status,
 )
 
-from torchcts_report.clusters import build_clusters, rerun_command
+from torchcts_report.clusters import build_clusters, example_message, rerun_command
 from torchcts_report.evidence_sections import (
     crash_section,
     diagnostics_section,
@@ -41,7 +41,7 @@ from torchcts_report.summary import (
 )
 from torchcts_report.tallies import STATUSES, TallyRow, numeric_order
 from torchcts_report.text import md, md_code, table
-from torchcts_report.triage import triage_of
+from torchcts_report.triage import Action, triage_of
 
 MAX_CLUSTERS = 100
 
@@ -65,10 +65,10 @@ def markdown_sections(
     return [
         ("title", f"# TorchCTS scorecard: {md_code(report.run_key)}"),
         *(("partial", text) for text in _partial_banner(report)),
-        ("run", _header(meta)),
         ("status", _status_section(report, summary)),
-        ("probes", probe_section(report)),
         ("next_fix", _next_fix_section(report, summary)),
+        ("run", _header(meta)),
+        ("probes", probe_section(report)),
         ("clusters", _cluster_section(report, summary)),
         ("crashes", crash_section(report, summary)),
         ("reference", reference_section(report)),
@@ -156,27 +156,55 @@ def _next_fix_section(report: ReportInput, summary: RecordSummary) -> str:
         "## Next fix",
         "",
         "In the order to work through them: each category invalidates or hides the "
-        "ones after it.",
+        "ones after it. Rerun commands run from the directory that holds the "
+        "results directory.",
     ]
-    failing = failing_probes(report)
-    triage = triage_of(summary, report.artifact.metadata, failing)
+    triage = triage_of(
+        summary,
+        report.artifact.metadata,
+        failing_probes(report),
+        base=report.command_base,
+    )
     for number, item in enumerate(triage, start=1):
         extra = ""
-        if item.category is NextFix.CONFIGURATION and failing:
-            extra = f" and {len(failing)} probe failure(s)"
+        if item.probe_failures:
+            extra = f" and {item.probe_failures} probe failure(s)"
         title = item.category.value.replace("_", " ")
         parts += ["", f"### {number}. {title}: {item.count} case(s){extra}", ""]
         parts.append(md(NEXT_FIX_MEANINGS[item.category]))
         if item.actions:
             parts.append("")
-        for action in item.actions:
-            line = f"- {md(action.summary, 400)}"
-            if action.example:
-                line += f" Example: {md_code(action.example)}."
-            if action.command:
-                line += f" Rerun: {md_code(action.command, 600)}"
-            parts.append(line)
+        parts.extend(_action_line(action) for action in item.shown)
+        if item.rest:
+            parts += [
+                "",
+                f"{len(item.rest)} more action(s) in this category:",
+                "",
+                _rest_table(item.rest),
+            ]
     return "\n".join(parts)
+
+
+def _action_line(action: Action) -> str:
+    line = f"- {md(action.summary, 400)}"
+    if action.example:
+        line += f" Example: {md_code(action.example)}."
+    if action.command:
+        line += f" Rerun: {md_code(action.command, 600)}"
+    return line
+
+
+def _rest_table(actions: tuple[Action, ...]) -> str:
+    rows = [
+        [
+            str(action.count),
+            md(action.summary, 300),
+            md_code(action.example) if action.example else "",
+            md_code(action.command, 600) if action.command else "",
+        ]
+        for action in actions
+    ]
+    return table(["cases", "action", "example", "rerun"], rows)
 
 
 def _cluster_section(report: ReportInput, summary: RecordSummary) -> str:
@@ -185,12 +213,15 @@ def _cluster_section(report: ReportInput, summary: RecordSummary) -> str:
         "## Failure clusters",
         "",
         "Crashed, failed, error and unsupported cases grouped by op family, error "
-        "signature (numbers, addresses and paths removed) and dtype, largest first.",
+        "signature (numbers, addresses and paths removed) and dtype, largest first; "
+        "the message is the example case's own, as recorded.",
         "",
     ]
     if not clusters:
         parts.append("No failing cases.")
         return "\n".join(parts)
+    by_id = {r.case_id: r for r in summary.executed}
+    meta, base = report.artifact.metadata, report.command_base
     rows = [
         [
             str(index),
@@ -198,9 +229,14 @@ def _cluster_section(report: ReportInput, summary: RecordSummary) -> str:
             f"`{c.status.value}`",
             md_code(c.family),
             md_code(c.dtype),
-            md(c.signature),
+            md(example_message(by_id[c.example])),
             md_code(c.example),
-            md_code(rerun_command(report.artifact.metadata, c.example), 600),
+            md_code(
+                rerun_command(
+                    meta, c.example, base=base, isolate=c.status is Status.CRASHED
+                ),
+                600,
+            ),
         ]
         for index, c in enumerate(clusters[:MAX_CLUSTERS], start=1)
     ]
@@ -210,7 +246,7 @@ def _cluster_section(report: ReportInput, summary: RecordSummary) -> str:
         "status",
         "op family",
         "dtype",
-        "signature",
+        "example message",
         "example",
         "rerun",
     ]
