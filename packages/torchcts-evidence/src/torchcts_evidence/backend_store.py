@@ -24,13 +24,13 @@ from torchcts_schema import (
     RunArtifact,
     find_identity,
     load_result,
+    metadata_problems,
     scrub_text,
     slug,
     write_atomic,
 )
 
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.metadata import metadata_problems
 from torchcts_evidence.store_schema import (
     ENTRY_VERSION,
     EXECUTED,
@@ -66,7 +66,7 @@ def pack_run(
         raise EvidenceError(str(exc)) from None
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
         raise EvidenceError(f"{result}: malformed result ({exc!r})") from None
-    wrong = metadata_problems(artifact)
+    wrong = metadata_problems(artifact.metadata)
     if wrong:
         raise EvidenceError(f"{result}: malformed run metadata: {'; '.join(wrong)}")
     entries = build_entries(artifact, options, identity)

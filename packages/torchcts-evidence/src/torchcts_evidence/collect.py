@@ -22,13 +22,13 @@ from torchcts_schema import (
     load_manifest,
     load_result,
     manifest_digest,
+    metadata_problems,
     read_manifest_file,
     resolve_reference,
     run_keys,
 )
 
 from torchcts_evidence.errors import EvidenceError
-from torchcts_evidence.metadata import metadata_problems
 
 NOT_EXECUTED = frozenset({Status.NOT_RUN, Status.SKIPPED})
 # per run key, file name patterns (relative to the results dir) that belong to the run
@@ -86,7 +86,7 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
         # malformed values the schema's loader does not yet turn into ArtifactError
         raise EvidenceError(f"{results_dir}: malformed result ({exc!r})") from None
-    wrong = metadata_problems(artifact)
+    wrong = metadata_problems(artifact.metadata)
     if wrong:
         raise EvidenceError(f"{source}: malformed run metadata: {'; '.join(wrong)}")
     key = source.name.removesuffix("_latest.json").removesuffix("_journal.jsonl")

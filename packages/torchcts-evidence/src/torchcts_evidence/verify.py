@@ -21,6 +21,7 @@ from torchcts_schema import (
     ArtifactError,
     RunArtifact,
     load_result,
+    metadata_problems,
     read_manifest_source,
     validate_manifest,
 )
@@ -34,7 +35,6 @@ from torchcts_evidence.archive import (
     sha256_of,
 )
 from torchcts_evidence.claims import claim_problems
-from torchcts_evidence.metadata import metadata_problems
 from torchcts_evidence.zipcheck import (
     Limits,
     member_digest,
@@ -236,7 +236,7 @@ def _load(
         artifact = _load_result(root, result, problems)
     if artifact is None:
         return None
-    wrong = metadata_problems(artifact)
+    wrong = metadata_problems(artifact.metadata)
     if wrong:
         problems += [f"{result}: run metadata {w}" for w in wrong]
         return None

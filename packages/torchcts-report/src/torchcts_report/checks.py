@@ -7,7 +7,6 @@ and the field is better than a traceback from deep inside a renderer.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from torchcts_schema import (
@@ -16,6 +15,7 @@ from torchcts_schema import (
     CrashInfo,
     RunArtifact,
     RunMetadata,
+    metadata_problems,
 )
 
 _OPTIONAL_STR = (str, type(None))
@@ -43,7 +43,6 @@ _CRASH_TYPES: dict[str, tuple[type, ...]] = {
     "detail": (str,),
     "evidence": _OPTIONAL_STR,
 }
-_METADATA_DICTS = ("counts", "options", "probes")
 
 
 def check_artifact(artifact: RunArtifact, where: str) -> None:
@@ -79,32 +78,9 @@ def check_artifact(artifact: RunArtifact, where: str) -> None:
 
 
 def _check_metadata(metadata: RunMetadata, where: str) -> None:
-    for f in fields(RunMetadata):
-        value = getattr(metadata, f.name)
-        if f.name in _METADATA_DICTS:
-            ok = isinstance(value, dict)
-        elif f.name == "completed_normally":
-            ok = isinstance(value, bool)
-        elif f.name == "level":
-            ok = value is None or _is_int(value)
-        elif f.name == "ended_at":
-            ok = value is None or isinstance(value, str)
-        else:
-            ok = isinstance(value, str)
-        if not ok:
-            raise ArtifactError(
-                where,
-                f"run metadata {f.name} has the wrong type "
-                f"({type(value).__name__}: {value!r:.60})",
-            )
-    for name in ("counts", "probes"):
-        for key, value in getattr(metadata, name).items():
-            if not _is_int(value):
-                raise ArtifactError(
-                    where,
-                    f"run metadata {name}[{key!r:.60}] is not "
-                    f"an integer ({value!r:.60})",
-                )
+    problems = metadata_problems(metadata)
+    if problems:
+        raise ArtifactError(where, f"run metadata {problems[0]}")
 
 
 def _check_record(record: CaseRecord, where: str) -> None:

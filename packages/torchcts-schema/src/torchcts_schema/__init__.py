@@ -69,6 +69,7 @@ from torchcts_schema.records import (
     JsonDict,
     RunMetadata,
     count_statuses,
+    metadata_problems,
 )
 from torchcts_schema.run_lock import LOCK_NAME, RunLock, RunLockedError
 from torchcts_schema.scrub import (
@@ -158,6 +159,7 @@ __all__ = [
     "make_case_id",
     "make_run_key",
     "manifest_digest",
+    "metadata_problems",
     "node_id_for_case",
     "read_journal",
     "read_manifest_file",

@@ -152,6 +152,9 @@ class RunMetadata:
     level: int | None = None
     options: JsonDict = field(default_factory=dict)
     probes: dict[str, int] = field(default_factory=dict)
+    resumes: int = 0  # how many times --resume continued this run
+    active_s: float | None = None  # seconds spent running, over every attempt
+    interrupted_by: str | None = None  # "SIGINT"/"SIGTERM" when a user ended it
 
     def to_dict(self) -> JsonDict:
         """Plain JSON form."""
@@ -201,7 +204,36 @@ _METADATA_TYPES: dict[str, type | tuple[type, ...]] = {
     "level": (int, type(None)),
     "options": dict,
     "probes": dict,
+    "resumes": int,
+    "active_s": (int, float, type(None)),
+    "interrupted_by": (str, type(None)),
 }
+
+
+def metadata_problems(metadata: RunMetadata) -> list[str]:
+    """Fields of `metadata` whose value has the wrong type, in words (the one check
+    every reader of artifacts uses, whatever path built the object)."""
+    problems = []
+    for f in fields(RunMetadata):
+        value = getattr(metadata, f.name)
+        kinds = _as_tuple(_METADATA_TYPES[f.name])
+        if not isinstance(value, kinds) or (
+            isinstance(value, bool) and bool not in kinds
+        ):
+            names = " or ".join(
+                "null" if k is type(None) else k.__name__ for k in kinds
+            )
+            problems.append(
+                f"{f.name} has the wrong type ({type(value).__name__}: "
+                f"{value!r:.60}; expected {names})"
+            )
+    for table in ("counts", "probes"):
+        value = getattr(metadata, table)
+        if isinstance(value, dict) and not all(
+            isinstance(k, str) and type(v) is int for k, v in value.items()
+        ):
+            problems.append(f"{table} must map names to integers")
+    return problems
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
