@@ -42,8 +42,11 @@ def test_clean_simdev_matches_cpu_validation(tmp_path: Path) -> None:
     env = {**os.environ, "TORCHCTS_SIMDEV_PROFILE": "clean"}
     _run(ROOT / "manifests" / "simdev.py", tmp_path / "simdev", env=env)
     _run(cpu_manifest, tmp_path / "cpu", "--validation", env=env)
-    simdev = {r.case_id: r for r in load_result(tmp_path / "simdev").results}
-    cpu = {r.case_id: r for r in load_result(tmp_path / "cpu").results}
+    # an --op slice is a subset run: it writes its own folder under selections/
+    (simdev_dir,) = (tmp_path / "simdev" / "selections").iterdir()
+    (cpu_dir,) = (tmp_path / "cpu" / "selections").iterdir()
+    simdev = {r.case_id: r for r in load_result(simdev_dir).results}
+    cpu = {r.case_id: r for r in load_result(cpu_dir).results}
     assert len(cpu) >= 30
     assert set(simdev) == set(cpu)
     differ = {

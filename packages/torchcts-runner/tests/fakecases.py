@@ -5,7 +5,9 @@ OracleUnavailable, write_oracle_failure) with ops whose names say how they behav
 the "device", so plugin mechanics can be tested without the real case generator:
 ok, wrong, unsupported, notimpl_msg, boom, oracle, skip, segv, abort, exit, sigkill,
 pyhang, hang (a hang Python signals cannot interrupt), gilhang (one holding the
-GIL, so no Python thread runs either), slow.
+GIL, so no Python thread runs either), slow, sleepy, stormsegv (every worker
+segfaults at once), sysexit, kbint, hostile (a 1 MB message with a lone surrogate,
+NUL and escape sequences), memblow (allocates until a memory limit stops it).
 """
 
 from __future__ import annotations
@@ -128,6 +130,16 @@ def get_case(case_id: str) -> CaseSpec:
     return _spec(op, dtype or "float32", sample or 0)
 
 
+def _barrier(parties: int = 2, timeout_s: float = 20.0) -> None:
+    """Wait until `parties` processes reached this point (FAKE_BARRIER dir)."""
+    where = Path(os.environ["FAKE_BARRIER"])
+    where.mkdir(parents=True, exist_ok=True)
+    (where / str(os.getpid())).touch()
+    deadline = time.monotonic() + timeout_s
+    while len(list(where.iterdir())) < parties and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 class PreparedCase:
     def __init__(self, spec: CaseSpec) -> None:
         self.spec = spec
@@ -170,6 +182,22 @@ class PreparedCase:
             libc.pthread_mutex_lock(mutex)
         if op == "slow":
             time.sleep(0.3)
+        if op == "sleepy":  # long enough to be in flight when a test interrupts
+            time.sleep(float(os.environ.get("FAKE_SLEEP_S", "1.0")))
+        if op == "stormsegv":  # every worker segfaults at the same moment
+            _barrier()
+            ctypes.string_at(0)
+        if op == "sysexit":
+            raise SystemExit(4)
+        if op == "kbint":
+            raise KeyboardInterrupt("raised by the kernel, not by a user")
+        if op == "hostile":  # a backend message a terminal or execnet would choke on
+            raise RuntimeError(
+                "x\ud800y \x00 \x1b[2J\x1b]0;owned\x07 " + "m" * 1_000_000
+            )
+        if op == "memblow":  # allocates until the memory limit stops it
+            chunks = [bytearray(64 * 1024 * 1024) for _ in range(64)]
+            return [float(len(chunks))]
         if op == "configured":
             return self.reference() if BACKEND_STATE.get("configured") else [0.0]
         return self.reference()

@@ -38,6 +38,12 @@ def run_args(*extra: str, workers: int = 0) -> list[str]:
     return args
 
 
+def subset_results(results: Path) -> Path:
+    """The one results folder a subset run (--op, -k, node ids) wrote under `results`."""
+    (folder,) = (results / "selections").iterdir()
+    return folder
+
+
 def journal_records(results: Path) -> dict[str, CaseRecord]:
     """The last record per case in the only journal under `results`."""
     (journal,) = results.glob("*_journal.jsonl")

@@ -1,5 +1,5 @@
-"""torchcts-run: exit codes that treat case failures as data, the report line, and an
-abnormal end (a GIL-holding hang ended by faulthandler's _exit(1)) that is not success."""
+"""torchcts-run: exit codes a CI job can gate on, the report line, and an abnormal end
+(a GIL-holding hang ended by faulthandler's _exit(1)) that is not success."""
 
 from __future__ import annotations
 
@@ -33,27 +33,57 @@ def _run(
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_failures_are_data_and_report_path_is_printed(
+def test_failures_exit_1_and_report_path_is_printed(
     tmp_path: Path, workers: str
 ) -> None:
-    """A run with failing cases exits 0 and ends with the report path."""
+    """A completed run with a failing case exits 1, says so, and names the report;
+    --no-fail turns the same run into 0 (failures collected as data)."""
     done = _run(tmp_path, ["ok", "wrong"], "-n", workers)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
     last = done.stdout.strip().splitlines()[-1]
-    assert last.startswith("torchcts-run: run complete; report: ") and last.endswith(
-        ".md"
-    )
+    assert last.startswith("torchcts-run: run complete; 1 case(s) did not pass")
+    assert "(1 failed)" in last and last.endswith(".md")
+    again = _run(tmp_path, ["ok", "wrong"], "-n", workers, "--no-fail")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_all_passed_exits_0_and_fail_on_narrows_the_policy(tmp_path: Path) -> None:
+    """Every executed case passed: 0; --fail-on crashed ignores a plain failure."""
+    assert _run(tmp_path, ["ok"], "-n", "0").returncode == 0
+    done = _run(tmp_path, ["ok", "wrong"], "-n", "0", "--fail-on", "crashed")
+    assert done.returncode == 0, done.stdout + done.stderr
+    bad = _run(tmp_path, ["ok"], "-n", "0", "--fail-on", "wrongish")
+    assert bad.returncode == 4 and "wrongish" in bad.stderr
 
 
 def test_empty_selection_and_bad_manifest_fail(tmp_path: Path) -> None:
-    """No cases collected is a failure; a missing manifest is one clear usage error."""
+    """No cases collected is 5 and leaves no results; a missing manifest is a usage
+    error (4) in one line."""
     empty = _run(tmp_path, ["ok"], "-n", "0", "-k", "nothing_matches")
     assert empty.returncode == 5
+    assert not (tmp_path / "results").exists()
     missing = subprocess.run(
         [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "nope.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert missing.returncode == 2 and "nope.py does not exist" in missing.stderr
+    assert missing.returncode == 4 and "nope.py does not exist" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_help_lists_own_options_and_exit_codes() -> None:
+    """--help shows the run's own options and every exit status; --version works."""
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--help"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    for word in ("--level", "--dtype", "--op", "--suite", "--shard", "--resume",
+                 "--isolate", "--validation", "--fail-on", "130", "143"):  # fmt: skip
+        assert word in done.stdout, word
+    version = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--version"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert version.returncode == 0 and version.stdout.strip()
 
 
 def test_abnormal_end_is_not_success(tmp_path: Path) -> None:

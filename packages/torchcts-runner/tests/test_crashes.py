@@ -70,8 +70,9 @@ def test_xdist_worker_crashes_are_crashed_with_signal(
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_timeouts_are_crashed_timeout(pytester: pytest.Pytester, workers: int) -> None:
-    """A Python hang is stopped in process; a hang signals cannot interrupt ends the
-    worker; both are crashed/timeout and the others still run."""
+    """A Python hang is stopped in process and a native hang ends the worker: both
+    crashed/timeout; a hang holding the GIL is crashed/hang (as when isolated); the
+    others still run."""
     ops = ["pyhang", "ok", "hang", "gilhang"] if workers else ["pyhang", "ok"]
     write_manifest(pytester, ops, RESOURCE_LIMITS={"case_timeout_s": 1})
     result = pytester.runpytest_subprocess(*run_args(workers=workers))
@@ -83,7 +84,8 @@ def test_timeouts_are_crashed_timeout(pytester: pytest.Pytester, workers: int) -
             assert record.status is Status.PASSED
             continue
         assert record.status is Status.CRASHED, record
-        assert record.crash is not None and record.crash.kind is CrashKind.TIMEOUT
+        kind = CrashKind.HANG if op == "gilhang" else CrashKind.TIMEOUT
+        assert record.crash is not None and record.crash.kind is kind, record
         assert record.crash.evidence
     if workers:
         assert "native" in (records["fake/hang/forward/float32/0"].crash.detail or "")  # type: ignore[union-attr]
@@ -117,18 +119,21 @@ def test_native_hang_without_xdist_then_resume(
         "ok": Status.PASSED, hang: Status.CRASHED, "wrong": Status.FAILED,
     }  # fmt: skip
     crash = records[hang].crash
-    assert crash is not None and crash.kind is CrashKind.TIMEOUT
+    kind = CrashKind.HANG if hang == "gilhang" else CrashKind.TIMEOUT
+    assert crash is not None and crash.kind is kind
 
 
 @pytest.mark.parametrize(
     "op, kind, signal",
-    [("segv", CrashKind.SIGNAL, "SIGSEGV"), ("sigkill", CrashKind.SUBPROCESS, None)],
+    [("segv", CrashKind.SIGNAL, "SIGSEGV"), ("sigkill", CrashKind.SIGNAL, "SIGKILL")],
 )
 def test_resume_after_process_death_records_the_case_it_died_in(
     pytester: pytest.Pytester, op: str, kind: CrashKind, signal: str | None
 ) -> None:
-    """A run killed in a case (segfault, SIGKILL) resumes: that case is crashed (from
-    the runlog), the finished ones keep their records, the rest run, once each."""
+    """A run killed in a case resumes: a segfault left its dump, so that case is
+    crashed from the runlog; a SIGKILL left no evidence, so the case is retried
+    isolated and its own death there is the record. The finished ones keep their
+    records, the rest run, once each."""
     write_manifest(pytester, ["ok", op, "wrong"])
     first = pytester.runpytest_subprocess(*run_args())
     assert first.ret not in (0, 1)
@@ -146,7 +151,10 @@ def test_resume_after_process_death_records_the_case_it_died_in(
     crashed = records[op]
     assert crashed.status is Status.CRASHED and crashed.crash is not None
     assert (crashed.crash.kind, crashed.crash.signal) == (kind, signal)
-    assert "runlog" in crashed.crash.detail
+    if op == "segv":
+        assert "runlog" in crashed.crash.detail
+    else:
+        assert crashed.isolation == "retry", crashed
     (journal,) = results.glob("*_journal.jsonl")
     lines = [json.loads(x) for x in journal.read_text().splitlines()]
     ok_lines = [x for x in lines if x["type"] == "case" and x["record"]["op"] == "ok"]

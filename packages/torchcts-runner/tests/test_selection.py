@@ -26,7 +26,11 @@ def test_node_ids_k_and_dtype_select_and_account(
         "torchcts::fake/ok/forward/float32/0", "torchcts::fake/wrong/forward/float32/0",
     )  # fmt: skip
     assert result.ret == 1, result.stdout.str()
-    records = artifact_records(pytester.path / "results")
+    results = pytester.path / "results"
+    # a subset run writes its own results folder, never the full run's files
+    (folder,) = (results / "selections").iterdir()
+    assert not list(results.glob("*_latest.json"))
+    records = artifact_records(folder)
     assert records["fake/ok/forward/float32/0"].status is Status.PASSED
     assert records["fake/wrong/forward/float32/0"].status is Status.FAILED
     slow = records["fake/slow/forward/float32/0"]

@@ -1,9 +1,7 @@
 """``torchcts-run``: drive pytest with the TorchCTS plugin, xdist and pytest-timeout.
 
-``torchcts-run --manifest FILE [pytest args]`` or ``torchcts-run --best-device``.
-Device runs treat case failures as data: pytest's exit 0 (all passed) and 1 (some
-cases did not pass) are success; usage errors, internal errors, an interrupted run and
-an empty collection are failures with pytest's own exit code.
+``torchcts-run --manifest FILE [options] [pytest args]`` or ``torchcts-run
+--best-device``. The exit status says what a CI job needs to know (`EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -11,14 +9,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import FrameType
+
+from torchcts_runner import __version__
+from torchcts_runner.run_folder import USER_COMMAND_ENV
 
 ACCELERATORS = ("cuda", "mps", "xpu")
-SUCCESS = (0, 1)  # pytest: all passed / some tests failed
-ABNORMAL = 3  # pytest said 0 or 1 but never reached its session end (killed)
+NOT_PASSED = ("failed", "error", "unsupported", "crashed")
+OK, CASES_FAILED, INTERNAL, USAGE, NO_CASES, BACKEND_UNUSABLE = 0, 1, 3, 4, 5, 6
+EXIT_CODES = {
+    0: "every executed case passed (not_run and skipped cases are not failures)",
+    1: "the run completed and some executed case did not pass (see --fail-on)",
+    3: "internal error, or the run ended abnormally (continue with --resume)",
+    4: "usage or manifest error (nothing ran)",
+    5: "the selection holds no case to run",
+    6: "the backend could not be imported or its device is unusable",
+    130: "interrupted by SIGINT (Ctrl-C): partial report written; --resume continues",
+    143: "interrupted by SIGTERM: partial report written; --resume continues",
+}
 
 
 def default_workers(device: str, cores: int | None = None) -> int:
@@ -31,13 +45,22 @@ def default_workers(device: str, cores: int | None = None) -> int:
     return max(1, min(cores or os.cpu_count() or 1, 8))
 
 
+def _epilog() -> str:
+    codes = "\n".join(f"  {code:>3}  {why}" for code, why in EXIT_CODES.items())
+    return (
+        "Other arguments go to pytest (-k EXPR, -x, torchcts::<case id> ...).\n\n"
+        f"exit status:\n{codes}"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchcts-run",
-        description="Run the TorchCTS conformance cases a manifest selects. Other "
-        "arguments go to pytest (e.g. --level 2, --dtype float32, --op 'add*', "
-        "-k expr, --resume, --shard 1/4, --isolate all, torchcts::<case id>).",
+        description="Run the TorchCTS conformance cases a manifest selects.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=__version__)
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--manifest", type=Path, help="the manifest.py to run")
     where.add_argument(
@@ -45,10 +68,33 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="pick cuda > mps > xpu > simdev (demo faults) and its manifests/<device>.py",
     )
-    parser.add_argument("-n", "--numprocesses", dest="workers", default=None,
-                        help="xdist workers (default: 1 on an accelerator, cores otherwise; 0: no xdist)")  # fmt: skip
-    parser.add_argument("--results", default="results", help="results directory")
-    parser.add_argument("--quiet", action="store_true", help="plain progress lines")
+    add = parser.add_argument
+    add("--results", default="results", metavar="DIR",
+        help="results directory (default: results); a subset run writes under "
+        "DIR/selections/<name>/")  # fmt: skip
+    add("--level", type=int, metavar="N", help="semantic level 1-8 (default: the manifest's)")  # fmt: skip
+    add("--dtype", action="append", default=[], metavar="NAME", help="only this dtype (repeatable)")  # fmt: skip
+    add("--op", action="append", default=[], metavar="GLOB", help="only ops matching this glob (repeatable)")  # fmt: skip
+    add("--suite", action="append", default=[], metavar="NAME", help="only this suite (repeatable)")  # fmt: skip
+    add(
+        "--shard", metavar="I/N", help="run shard I of N (a stable hash of the case id)"
+    )
+    add(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --results",
+    )
+    add("--isolate", choices=("none", "ledger", "adaptive", "all"),
+        help="where cases execute (default: adaptive)")  # fmt: skip
+    add("--validation", action="store_true",
+        help="judge the suite against the CPU itself (cpu manifest only)")  # fmt: skip
+    add("-n", "--numprocesses", dest="workers", default=None,
+        help="xdist workers (default: 1 on an accelerator, cores otherwise; 0: no xdist)")  # fmt: skip
+    add("--quiet", action="store_true", help="plain progress lines (CI logs)")
+    add("--fail-on", default=",".join(NOT_PASSED), metavar="STATUSES",
+        help="statuses that make the exit status 1 (default: %(default)s)")  # fmt: skip
+    add("--no-fail", action="store_true",
+        help="exit 0 when the run completed, whatever the cases' statuses")  # fmt: skip
     return parser
 
 
@@ -69,6 +115,25 @@ def build_pytest_args(manifest: Path, device: str, workers: str | None, results:
     return [*args, *passthrough]
 
 
+def _selection_args(options: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    if options.level is not None:
+        out += ["--level", str(options.level)]
+    for flag, values in (("--dtype", options.dtype), ("--op", options.op),
+                         ("--suite", options.suite)):  # fmt: skip
+        for value in values:
+            out += [flag, value]
+    if options.shard:
+        out += ["--shard", options.shard]
+    if options.resume:
+        out.append("--resume")
+    if options.isolate:
+        out += ["--isolate", options.isolate]
+    if options.validation:
+        out.append("--validation")
+    return out
+
+
 def _manifest_facts(path: Path) -> tuple[str, int | None]:
     """The device and the manifest's worker count (RESOURCE_LIMITS.workers)."""
     from torchcts_schema import load_manifest
@@ -78,10 +143,20 @@ def _manifest_facts(path: Path) -> tuple[str, int | None]:
     return manifest.device, int(workers) if workers else None
 
 
+def _usage(message: str) -> int:
+    from torchcts_schema import for_terminal
+
+    print(f"torchcts-run: error: {for_terminal(message, keep_newlines=False)}",
+          file=sys.stderr)  # fmt: skip
+    return USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``torchcts-run``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     options, passthrough = parser.parse_known_args(argv)
+    os.environ.setdefault(USER_COMMAND_ENV, _user_command(argv))
     if options.best_device:
         from torchcts_runner.hardware import best_device
 
@@ -93,50 +168,109 @@ def main(argv: list[str] | None = None) -> int:
     else:
         manifest = options.manifest
     if not manifest.is_file():
-        parser.error(f"manifest {manifest} does not exist")
+        return _usage(f"manifest {manifest} does not exist")
     try:
         device, manifest_workers = _manifest_facts(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback
-        parser.error(str(exc))
+        return _usage(str(exc))
+    fail_on = {s.strip() for s in options.fail_on.split(",") if s.strip()}
+    unknown = fail_on - {*NOT_PASSED, "passed", "not_run", "skipped"}
+    if unknown:
+        return _usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
     workers = options.workers
     if workers is None and manifest_workers is not None:
         workers = str(manifest_workers)
     args = build_pytest_args(
-        manifest, device, workers, options.results, options.quiet, passthrough
-    )
-    return run_pytest(args)
+        manifest, device, workers, options.results, options.quiet,
+        [*_selection_args(options), *passthrough],
+    )  # fmt: skip
+    return run_pytest(args, fail_on=set() if options.no_fail else fail_on)
 
 
-def run_pytest(args: list[str]) -> int:
+def _user_command(argv: list[str]) -> str:
+    from torchcts_runner.metadata import shareable_path
+
+    words = [shareable_path(a) if os.sep in a else a for a in argv]
+    return shlex.join(["torchcts-run", *words])
+
+
+def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
     """Run pytest in a child process and judge how the run ended.
 
     A child, because a hang that holds the GIL can only be ended by faulthandler's
     ``_exit(1)``, which would look like "some cases failed" from inside; the status
-    file the plugin writes at a normal session end tells the two apart.
+    file the plugin writes at a normal session end tells the two apart. SIGINT and
+    SIGTERM are the child's to handle (it writes a partial report); this process
+    only waits for it, passes a SIGTERM on, and reports.
     """
+    fail_on = set(NOT_PASSED) if fail_on is None else fail_on
     with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
         status_file = Path(tmp) / "status.json"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *args,
-            "--torchcts-status-file",
-            str(status_file),
-        ]
-        code = subprocess.call(command)
+        command = [sys.executable, "-m", "pytest", *args,
+                   "--torchcts-status-file", str(status_file)]  # fmt: skip
+        code = _call_through_signals(command)
         status = _read_status(status_file)
+    return judge(code, status, fail_on)
+
+
+def _call_through_signals(command: list[str]) -> int:
+    proc = subprocess.Popen(command)
+    received: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        if signum == signal.SIGTERM and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # a SIGINT reached the group already
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
+                continue
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int:
+    """The exit status of a run from pytest's code and the plugin's status file."""
     if status is None:
-        if code in SUCCESS:
+        if code in (0, 1):
             print("torchcts-run: the run ended abnormally (no session end); the journal "
                   "keeps every finished case: continue with --resume", flush=True)  # fmt: skip
-            return ABNORMAL
+            return INTERNAL
+        return code if code in (USAGE, NO_CASES) else (INTERNAL if code else OK)
+    report = status.get("report")
+    results = status.get("results")
+    signum = status.get("interrupted_by")
+    if isinstance(signum, int):
+        print(f"torchcts-run: run interrupted; partial report: {report}; continue "
+              f"with: torchcts-run ... --resume --results {results}", flush=True)  # fmt: skip
+        return 128 + signum
+    if status.get("backend_unusable"):
+        print(f"torchcts-run: the backend could not be imported or its device is "
+              f"unusable (see the probe table); report: {report}", flush=True)  # fmt: skip
+        return BACKEND_UNUSABLE
+    if not status.get("complete"):
+        print(f"torchcts-run: run incomplete (continue with --resume); report: {report}",
+              flush=True)  # fmt: skip
+        return INTERNAL if code in (0, 1) else code
+    if code not in (0, 1):
         return code
-    state = (
-        "complete" if status.get("complete") else "incomplete (continue with --resume)"
-    )
-    print(f"torchcts-run: run {state}; report: {status.get('report')}", flush=True)
-    return 0 if code in SUCCESS else code
+    counts = status.get("counts")
+    counts = counts if isinstance(counts, dict) else {}
+    bad = {name: int(counts.get(name, 0)) for name in sorted(fail_on)}
+    failing = sum(bad.values())
+    if failing:
+        which = ", ".join(f"{n} {k}" for k, n in bad.items() if n)
+        print(f"torchcts-run: run complete; {failing} case(s) did not pass ({which}); "
+              f"report: {report}", flush=True)  # fmt: skip
+        return CASES_FAILED
+    print(f"torchcts-run: run complete; every executed case passed; report: {report}",
+          flush=True)  # fmt: skip
+    return OK
 
 
 def _read_status(path: Path) -> dict[str, object] | None:

@@ -4,25 +4,38 @@ Without xdist it lives beside the executor in the one process; with xdist it is 
 controller and learns about cases only from reports (records travel in
 ``user_properties``) and from `pytest_handlecrashitem` when a worker dies (the
 xdist-only hooks are in `xdist_hooks`).
+
+Inert until a run really starts: configuring, ``--collect-only``, ``--help`` and a
+selection that runs no case read at most the journal of a run to resume; the lock,
+the journal, the scratch dir and the probe process come at the start of the test loop
+when there are cases to run.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from torchcts_isolate import decide_adaptive, may_be_external, write_adaptive_decisions
 from torchcts_schema import (
     CaseRecord,
+    JournalContents,
     NextFix,
     NotRunReason,
+    RunLock,
+    RunLockedError,
     Status,
     case_id_for_node,
+    for_terminal,
     make_run_key,
     node_id_for_case,
     write_atomic,
@@ -33,16 +46,26 @@ from torchcts_runner.controller import ResumeError, RunController
 from torchcts_runner.crashes import read_evidence
 from torchcts_runner.crashrecords import CrashRecorder
 from torchcts_runner.hardware import hardware_key
+from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
+from torchcts_runner.isolation_decisions import IsolationDecisions, op_key
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
-from torchcts_runner.metadata import build_metadata
+from torchcts_runner.metadata import build_metadata, torch_version
 from torchcts_runner.options import RunSettings
 from torchcts_runner.planfile import plan_file_path, write_plan, write_plan_error
 from torchcts_runner.probes import ProbeRun, format_table, probe_counts, write_failures
 from torchcts_runner.progress import Progress
-from torchcts_runner.resume import INTERRUPTED, crashed_from_runlog
+from torchcts_runner.resume import (
+    INTERRUPTED,
+    RETRIED,
+    ResumeFindings,
+    inspect_previous,
+)
+from torchcts_runner.retry import retry_isolated
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
+
+DECISIONS = "isolation_decisions"  # the diagnostic that journals them
 
 
 class ControllerRole:
@@ -61,29 +84,27 @@ class ControllerRole:
         self.crashes = CrashRecorder(
             settings, self.run_key, self.hardware_key, self._source_or_none
         )
-        try:
-            prior = self.controller.open(resume=settings.resume)
-        except ResumeError as exc:
-            raise pytest.UsageError(f"--resume: {exc}") from None
-        if prior is not None:
-            for record in crashed_from_runlog(
-                prior,
-                runlog_path(settings.results_dir, self.run_key),
-                self.controller.scratch,
-                self.crashes.crashed,
-            ):
-                self.controller.record(record, notify=False)
-        self.done = frozenset(self.controller.executed_ids())
+        self.lock = RunLock(settings.results_dir)
+        self._prior: JournalContents | None = None
+        self._prior_read = False
+        self._findings = ResumeFindings()
+        self.decisions = IsolationDecisions()
+        self.retries: list[str] = []  # case ids to retry isolated at the end
+        self.started = False
         self.plan: CasePlan | None = None
         self.local_executor: Any = None  # the local executor, when there is one
-        self.in_flight: set[str] = set()
+        self.in_flight: dict[str, str] = {}  # node id -> worker
         self.progress: Progress | None = None
         self.summary_lines: list[str] = []
         self._accounted = False
         self._plan_thread: threading.Thread | None = None
         self._planned: CasePlan | None = None
         self._plan_error: BaseException | None = None
-        self.probes: ProbeRun | None = ProbeRun(settings.manifest.path, settings.device)
+        self._plan_dir: Path | None = None
+        self.probes: ProbeRun | None = None
+        self.backend_unusable = False  # the import or device probe failed
+
+    # -- before the run: read-only --------------------------------------------------
 
     @property
     def source(self) -> CaseSource:
@@ -93,24 +114,47 @@ class ControllerRole:
         except CaseSourceError as exc:
             raise pytest.UsageError(str(exc)) from None
 
-    @property
-    def plan_file(self) -> Path:
-        """Where this controller hands its plan to the xdist workers."""
-        return plan_file_path(self.controller.scratch)
-
     def _source_or_none(self) -> CaseSource | None:
         try:
             return load_case_source(self.settings.case_source)
         except CaseSourceError:
             return None
 
-    def _write(self, text: str) -> None:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+    def prior(self) -> JournalContents | None:
+        """The journal this run resumes (read once, checked, nothing written)."""
+        if not self._prior_read:
+            self._prior_read = True
+            try:
+                self._prior = self.controller.read_prior(resume=self.settings.resume)
+            except ResumeError as exc:
+                raise pytest.UsageError(f"--resume: {exc}") from None
+            if self._prior is not None:
+                self._findings = inspect_previous(
+                    self._prior,
+                    runlog_path(self.settings.results_dir, self.run_key),
+                    self.controller.scratch,
+                )
+        return self._prior
 
-    def _on_record(self, record: CaseRecord) -> None:
-        if self.progress is not None:
-            self.progress.add(record.status)
+    @property
+    def done(self) -> frozenset[str]:
+        """Cases a resumed run does not run again (recorded, or crashed in the
+        previous attempt with evidence)."""
+        prior = self.prior()
+        if prior is None:
+            return frozenset()
+        executed = {
+            k for k, r in prior.records.items() if r.status is not Status.NOT_RUN
+        }
+        return frozenset(executed | {c[0] for c in self._findings.crashed})
+
+    @property
+    def plan_file(self) -> Path:
+        """Where this controller hands its plan to the xdist workers (outside
+        results/, so planning never touches the results directory)."""
+        if self._plan_dir is None:
+            self._plan_dir = Path(tempfile.mkdtemp(prefix="torchcts-plan-"))
+        return plan_file_path(self._plan_dir)
 
     def start_planning(self) -> None:
         """Select cases in a thread while xdist workers start, then hand them the plan.
@@ -119,15 +163,15 @@ class ControllerRole:
         worker start-up keeps the controller off the path to the first case, and the
         plan file spares every worker its own selection.
         """
-        self.plan_file.unlink(missing_ok=True)
+        path = self.plan_file
 
         def work() -> None:
             try:
                 self._planned = self._compute_plan()
-                write_plan(self.plan_file, self._planned.to_run)
+                write_plan(path, self._planned.to_run)
             except BaseException as exc:  # re-raised in the main thread
                 self._plan_error = exc
-                write_plan_error(self.plan_file, str(exc) or repr(exc))
+                write_plan_error(path, str(exc) or repr(exc))
 
         self._plan_thread = threading.Thread(
             target=work, name="torchcts-plan", daemon=True
@@ -156,29 +200,102 @@ class ControllerRole:
         except SelectionError as exc:
             raise pytest.UsageError(str(exc)) from None
 
+    # -- the start of a real run ------------------------------------------------------
+
+    def _write(self, text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def _on_record(self, record: CaseRecord) -> None:
+        if self.progress is not None:
+            self.progress.add(record.status)
+
+    def _begin(self, session: pytest.Session) -> None:
+        """Lock, journal, resume findings, isolation decisions, probes."""
+        s = self.settings
+        try:
+            self.lock.acquire(self.controller.metadata.command)
+        except RunLockedError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.started = True
+        prior = self.prior()
+        if s.isolate == "adaptive":  # from earlier runs only: decided before this one
+            adaptive = decide_adaptive(s.results_dir, self.run_key, torch_version())
+            write_adaptive_decisions(s.results_dir, adaptive)
+            self.decisions.adaptive = sorted(adaptive.cases)
+        self.controller.open(prior)
+        if prior is not None:
+            self._apply_findings(prior)
+        self._publish_decisions()
+        install_interrupt_handlers()
+        self.probes = ProbeRun(s.manifest.path, s.device)
+
+    def _apply_findings(self, prior: JournalContents) -> None:
+        findings = self._findings
+        for case_id, crash, worker, fault in findings.crashed:
+            record = self.crashes.crashed(case_id, crash, worker, fault)
+            self.controller.record(record, notify=False)
+            self._isolate_op_of(record, "crashed in the previous attempt")
+        if findings.retry:
+            for case_id in findings.retry:
+                self.decisions.cases[case_id] = (
+                    "its process vanished without evidence in the previous attempt"
+                )
+            retried = sorted({*(prior.diagnostics.get(RETRIED) or []), *findings.retry})
+            self.controller.diagnostic(RETRIED, retried)
+
+    def _isolate_op_of(self, record: CaseRecord, why: str) -> None:
+        """The rest of this op runs isolated for the remainder of the run."""
+        key = op_key(record.suite, record.op)
+        if key in self.decisions.ops or self.settings.isolate == "none":
+            return
+        self.decisions.ops[key] = f"{record.case_id} {why}"
+        self._publish_decisions()
+
+    def _publish_decisions(self) -> None:
+        d = self.decisions
+        if not (d.ops or d.cases or d.adaptive):
+            return
+        self.decisions.write(self.controller.scratch)
+        self.controller.diagnostic(DECISIONS, self.decisions.to_dict())
+
     def _print_probes(self) -> None:
         if self.probes is None:
             return
         rows = self.probes.result()
         self.probes = None
         counts = probe_counts(rows)
+        self.backend_unusable = any(
+            row.get("kind") in ("import", "device") and row.get("status") == "fail"
+            for row in rows
+        )
         self.controller.set_probe_counts(counts)
         self.controller.diagnostic("probes", {"counts": counts, "rows": rows})
         write_failures(self.settings.results_dir, self.run_key, os.getpid(), rows)
         lines = [f"TorchCTS probes ({counts['pass']}/{counts['total']} pass):"]
-        self._write("\n".join([*lines, *format_table(rows)]) + "\n")
+        self._write(for_terminal("\n".join([*lines, *format_table(rows)])) + "\n")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtestloop(
         self, session: pytest.Session
     ) -> Generator[None, None, None]:
-        """Before any case runs: probes, the plan, not_run accounting, progress."""
-        self._print_probes()
+        """Before any case runs: lock, journal, plan, not_run accounting, progress."""
+        if self.config.option.collectonly:
+            yield
+            return
         self.plan = self._plan()
+        nothing = (
+            not session.items
+            if self.local_executor is not None
+            else not self.plan.to_run
+        )
+        if nothing and self.prior() is None:
+            yield  # no case runs: results/ stays exactly as it was
+            return
+        self._begin(session)
         for spec in self.plan.planned:
             self.crashes.specs[spec.case_id] = spec
         self.controller.add_not_run(self.plan.not_run)
-        self.controller.reschedule_snapshot()
         if self.local_executor is not None:
             self.account_collected(item.nodeid for item in session.items)
         live = sys.stderr.isatty() and not self.settings.quiet
@@ -193,15 +310,16 @@ class ControllerRole:
 
     def account_collected(self, node_ids: Iterable[str]) -> None:
         """Planned cases that pytest deselected (-k, -m, node ids) become not_run."""
-        if self._accounted or self.plan is None:
+        if self._accounted or self.plan is None or not self.started:
             return
         self._accounted = True
         collected = {case_id_for_node(n) for n in node_ids}
         if self.progress is not None:
             self.progress.total = len(collected)
+        done = self.done
         records = []
         for spec in self.plan.planned:
-            if spec.case_id in collected or spec.case_id in self.done:
+            if spec.case_id in collected or spec.case_id in done:
                 continue
             records.append(
                 CaseRecord(
@@ -215,18 +333,22 @@ class ControllerRole:
             )
         self.controller.add_not_run(records)
 
+    # -- during the run -----------------------------------------------------------------
+
     @pytest.hookimpl
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         """Track cases in flight (for an interrupted run's diagnostic)."""
-        if case_id_for_node(nodeid) is not None:
-            self.in_flight.add(nodeid)
+        if self.started and case_id_for_node(nodeid) is not None:
+            self.in_flight[nodeid] = "main"
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Journal the record a case's report carries, before the next is handled."""
         case_id = case_id_for_node(report.nodeid)
-        if case_id is None:
+        if case_id is None or not self.started:
             return
+        if report.when == "setup":
+            self.in_flight[report.nodeid] = report_worker(report) or "main"
         record = record_of(report)
         if record is None:
             record = self._record_without_data(case_id, report)
@@ -239,7 +361,7 @@ class ControllerRole:
         ):
             record = self.crashes.with_evidence(record, defer_repro=True)
         self.controller.record(record)
-        self.in_flight.discard(report.nodeid)
+        self.in_flight.pop(report.nodeid, None)
 
     def _record_without_data(
         self, case_id: str, report: pytest.TestReport
@@ -280,53 +402,121 @@ class ControllerRole:
     def hard_timeout(self, node_id: str, limit_s: float) -> None:
         """Without xdist: the watchdog is about to end this process; journal first."""
         case_id = case_id_for_node(node_id)
-        if case_id is None:
+        if case_id is None or not self.started:
             return
         crash, fault = read_evidence(self.controller.scratch, "main", node_id, None)
         self.controller.record(self.crashes.crashed(case_id, crash, "main", fault))
         self.controller.close()
 
     def handle_worker_crash(self, node_id: str, report: Any, node: Any) -> None:
-        """An xdist worker died in `node_id`: attach an honest crashed record."""
+        """An xdist worker died in `node_id`: an honest crashed record, or a retry.
+
+        A death with evidence of its own (a fatal-signal dump, a timeout, an exit
+        status) is the case's crash, and the rest of its op runs isolated from now
+        on. A death that something else may have caused (SIGKILL, SIGTERM, no trace)
+        is retried once, isolated, at the end of the run. During an interrupt the
+        controller is ending its workers itself: their cases are in flight, not
+        crashed.
+        """
         case_id = case_id_for_node(node_id)
-        if case_id is None:
+        if case_id is None or not self.started or interrupted_by() is not None:
             return
         worker = str(node.gateway.id)
         crash, fault = read_evidence(
             self.controller.scratch, worker, node_id, worker_exit_status(node)
         )
+        self.in_flight.pop(node_id, None)
+        if may_be_external(crash) and case_id not in self.retries:
+            self.retries.append(case_id)
+            report.longrepr = (
+                f"{node_id}: its worker died ({crash.detail}) without evidence that "
+                "the case caused it; it is retried isolated at the end of the run"
+            )
+            return
         record = self.crashes.crashed(case_id, crash, worker, fault, defer_repro=True)
+        self._isolate_op_of(record, "crashed its worker")
         report.user_properties = [
             *getattr(report, "user_properties", []),
             (RECORD_PROPERTY, record_text(record)),
         ]
         report.longrepr = f"{node_id}: {summary(record)}"
 
+    # -- the end --------------------------------------------------------------------
+
+    def _run_retries(self) -> None:
+        """Cases whose worker vanished without evidence, once more, isolated."""
+        if not self.retries or interrupted_by() is not None:
+            return
+        before = self.controller.diagnostics.get(RETRIED)
+        prior = [str(c) for c in before] if isinstance(before, list) else []
+        self.controller.diagnostic(RETRIED, sorted({*prior, *self.retries}))
+        for case_id in self.retries:
+            if case_id in self.controller.records:
+                continue
+            spec = self.crashes.specs.get(case_id)
+            if spec is not None:
+                record = retry_isolated(spec, self.settings, self.run_key)
+                self.controller.record(record)
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_sessionfinish(
         self, session: pytest.Session, exitstatus: int
     ) -> Generator[None, None, None]:
         """History, reference and report at the end (a snapshot when incomplete)."""
+        if self._plan_dir is not None:
+            shutil.rmtree(self._plan_dir, ignore_errors=True)
+        if not self.started:
+            yield
+            return
+        self._finish(session, exitstatus)
+        yield
+        self.lock.release()
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        signum = interrupted_by()
+        interrupted = (
+            signum is not None
+            or exitstatus == pytest.ExitCode.INTERRUPTED
+            or bool(session.shouldstop)
+        )
+        if not interrupted:
+            self._run_retries()
         if self.probes is not None:
-            self.probes.kill()
+            if interrupted:
+                self.probes.kill()
+                self.probes = None
+            else:
+                self._print_probes()
         if self.progress is not None:
             self.progress.close()
-        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(
-            session.shouldstop
-        )
         if interrupted and self.in_flight:
             self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
         self.crashes.wait_for_repros()
-        self.plan_file.unlink(missing_ok=True)
         expected = self.plan.planned_ids if self.plan is not None else []
-        done = self.controller.finish(expected, interrupted=interrupted)
+        name = _signal_label(signum)
+        done = self.controller.finish(
+            expected, interrupted=interrupted, interrupted_by=name
+        )
         status_file = self.config.getoption("torchcts_status_file")
         if status_file:  # tells torchcts-run the session really ended
-            status = {"report": str(done.report), "complete": done.complete}
+            status = {
+                "report": str(done.report),
+                "complete": done.complete,
+                "interrupted_by": signum,
+                "counts": done.counts,
+                "results": str(self.settings.results_dir),
+                "backend_unusable": self.backend_unusable,
+            }
             write_atomic(Path(status_file), json.dumps(status))
         counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
         self.summary_lines = [f"TorchCTS {self.run_key}: {counts or 'no cases'}"]
-        if not done.complete:
+        if interrupted:
+            self.summary_lines.append(
+                f"run interrupted{f' by {name}' if name else ''}: "
+                f"{len(self.in_flight)} case(s) in flight were not recorded and run "
+                f"again on resume; {done.missing} planned case(s) without a record"
+            )
+        elif not done.complete:
             self.summary_lines.append(
                 f"run incomplete: {done.missing} planned case(s) without a record; "
                 "continue with --resume"
@@ -338,13 +528,16 @@ class ControllerRole:
             and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
         ):
             session.exitstatus = pytest.ExitCode.OK
-        yield
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The run's counts and where its report is."""
         for line in self.summary_lines:
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(for_terminal(line))
+
+
+def _signal_label(signum: int | None) -> str | None:
+    return None if signum is None else signal.Signals(signum).name
 
 
 __all__ = ["ControllerRole"]

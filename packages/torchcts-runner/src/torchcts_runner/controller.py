@@ -9,6 +9,7 @@ feeds it records, tests can drive it directly.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ from torchcts_schema import (
 
 from torchcts_runner.crashes import scratch_dir
 from torchcts_runner.report import render_report
+from torchcts_runner.resume import resume_differences
 from torchcts_runner.runlog import RunLog, runlog_path
 
 
@@ -79,6 +81,8 @@ class RunController:
         self.snapshots: SnapshotWriter | None = None
         self.runlog: RunLog | None = None
         self.previous_journal_note: str | None = None
+        self._began: float | None = None
+        self._first_snapshot_due = True
 
     @property
     def journal_file(self) -> Path:
@@ -90,46 +94,55 @@ class RunController:
         """Per-run working files (fault handler output, watchdog markers)."""
         return scratch_dir(self.results_dir, self.run_key)
 
-    def open(self, *, resume: bool) -> JournalContents | None:
-        """Start the journal (fresh or resumed); returns the prior contents on resume."""
+    def read_prior(self, *, resume: bool) -> JournalContents | None:
+        """The journal this run continues (``--resume``), checked, without writing.
+
+        Refuses (`ResumeError`, naming what differs) a journal written under another
+        manifest, backend options or fault profile, torch version or selection.
+        """
+        path = self.journal_file
+        if not resume or not path.exists():
+            return None
+        try:
+            prior = read_journal(path)
+        except ArtifactError as exc:
+            raise ResumeError(str(exc)) from None
+        if prior.metadata is not None:
+            differences = resume_differences(prior.metadata, self.metadata)
+            if differences:
+                raise ResumeError(
+                    f"{path.name} was written by a run that differs from this one: "
+                    + "; ".join(differences)
+                    + " (resume needs the same run; start a fresh one without --resume)"
+                )
+        return prior
+
+    def open(self, prior: JournalContents | None) -> None:
+        """Start the journal: fresh (the old one kept as ``.prev``) or continued."""
         self.results_dir.mkdir(parents=True, exist_ok=True)
         path = self.journal_file
-        prior: JournalContents | None = None
-        if resume and path.exists():
-            try:
-                prior = read_journal(path)
-            except ArtifactError as exc:
-                raise ResumeError(str(exc)) from None
+        if prior is not None:
             if prior.metadata is not None:
-                if prior.metadata.manifest_digest != self.metadata.manifest_digest:
-                    raise ResumeError(
-                        f"{path.name}: written with manifest {prior.metadata.manifest_digest}"
-                        f", but this manifest is {self.metadata.manifest_digest}; resume "
-                        "needs the same manifest (or start a fresh run without --resume)"
-                    )
                 self.metadata = replace(
-                    self.metadata, started_at=prior.metadata.started_at
+                    self.metadata,
+                    started_at=prior.metadata.started_at,
+                    resumes=prior.metadata.resumes + 1,
+                    active_s=prior.metadata.active_s,
                 )
             self.records = dict(prior.records)
             self.diagnostics.update(prior.diagnostics)
             self.journal_cases = prior.case_lines
         elif path.exists():
             self._rotate_previous(path)
+        self._began = time.monotonic()
         self.journal = JournalWriter(path)
         self.journal.run_start(self.metadata, resumed=prior is not None)
         self.snapshots = SnapshotWriter(
             latest_path(self.results_dir, self.run_key), min_interval_s=self._interval
         )
         self.runlog = RunLog(runlog_path(self.results_dir, self.run_key))
-        self.snapshots.hold(self._first_interval())
         self.scratch.mkdir(parents=True, exist_ok=True)
-        return prior
-
-    def _first_interval(self) -> float:
-        """The journal is the per-case durability layer and the loader prefers it when
-        it is newer, so a snapshot of a huge selection (hundreds of thousands of
-        not_run records) waits longer instead of costing seconds early on."""
-        return max(self._interval, len(self.records) / 5000)
+        self._first_snapshot_due = True
 
     def _rotate_previous(self, path: Path) -> None:
         """A fresh run keeps the previous journal beside it, never appends to it."""
@@ -148,11 +161,6 @@ class RunController:
         if runlog.exists():  # adaptive isolation reads the set-aside runlog
             runlog.replace(runlog.with_name(runlog.name + ".prev"))
         shutil.rmtree(self.scratch, ignore_errors=True)
-
-    def reschedule_snapshot(self) -> None:
-        """Push the first snapshot back after a large batch of not_run records."""
-        assert self.snapshots is not None
-        self.snapshots.hold(self._first_interval())
 
     def executed_ids(self) -> set[str]:
         """Cases that already have a result other than not_run."""
@@ -195,15 +203,26 @@ class RunController:
         self.records[record.case_id] = record
         if notify and self._on_record is not None:
             self._on_record(record)
-        # the writer waits >= 20x a snapshot's cost: under ~5% of a large run's time
-        self.snapshots.maybe_write(self._snapshot)
+        # a recovery snapshot exists from the first finished case on; after it the
+        # writer waits >= 20x a snapshot's cost: under ~5% of a large run's time
+        self.snapshots.maybe_write(self._snapshot, force=self._first_snapshot_due)
+        self._first_snapshot_due = False
 
-    def _final_metadata(self, complete: bool) -> RunMetadata:
+    def active_seconds(self) -> float:
+        """Time spent running, over this attempt and every one it resumes."""
+        spent = time.monotonic() - self._began if self._began is not None else 0.0
+        return round((self.metadata.active_s or 0.0) + spent, 3)
+
+    def _final_metadata(
+        self, complete: bool, interrupted_by: str | None = None
+    ) -> RunMetadata:
         return replace(
             self.metadata,
             ended_at=now_iso(),
             completed_normally=complete,
             counts=count_statuses(list(self.records.values())),
+            active_s=self.active_seconds(),
+            interrupted_by=interrupted_by,
         )
 
     def _artifact(self, metadata: RunMetadata) -> RunArtifact:
@@ -217,12 +236,18 @@ class RunController:
         )
         return self._artifact(metadata), self.journal_cases
 
-    def finish(self, expected: Iterable[str], *, interrupted: bool) -> FinishSummary:
+    def finish(
+        self,
+        expected: Iterable[str],
+        *,
+        interrupted: bool,
+        interrupted_by: str | None = None,
+    ) -> FinishSummary:
         """End the run: history and reference when complete, the report always."""
         assert self.journal is not None and self.snapshots is not None
         missing = [c for c in expected if c not in self.records]
         complete = not missing and not interrupted
-        metadata = self._final_metadata(complete)
+        metadata = self._final_metadata(complete, interrupted_by)
         history = None
         if complete:
             self.metadata = metadata
@@ -231,6 +256,7 @@ class RunController:
                 self.results_dir, self.run_key, self._artifact(metadata)
             )
         else:
+            self.metadata = metadata
             self.snapshots.maybe_write(self._snapshot, force=True)
         report, note = render_report(
             self.results_dir, self.run_key, self._artifact(metadata)

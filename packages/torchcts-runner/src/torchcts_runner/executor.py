@@ -28,10 +28,12 @@ from torchcts_runner.casesource import (
 from torchcts_runner.crashes import (
     enable_faulthandler,
     fault_file,
+    leave_orphan_marker,
     leave_timeout_marker,
     scratch_dir,
 )
 from torchcts_runner.execute import CaseContext, execute_case
+from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
 from torchcts_runner.options import RunSettings
@@ -60,7 +62,7 @@ class ExecutorRole:
         config: pytest.Config,
         settings: RunSettings,
         run_key: str,
-        done: frozenset[str],
+        done: Callable[[], frozenset[str]],
         on_hard_timeout: HardTimeoutHook | None = None,
         plan_file: Path | None = None,
     ) -> None:
@@ -73,14 +75,39 @@ class ExecutorRole:
         self.plan_file = plan_file
         self._on_hard_timeout = on_hard_timeout
         self.scratch = scratch_dir(settings.results_dir, run_key)
-        enable_faulthandler(self.scratch, self.worker)
-        self.runlog = RunLog(runlog_path(settings.results_dir, run_key))
-        self.policy = IsolationPolicy.from_options(
+        self.runlog: RunLog | None = None  # files and the pool wait for the first case
+        # read-only (manifest, ledger), so a bad ledger is a usage error at start-up
+        self._policy: IsolationPolicy | None = IsolationPolicy.from_options(
             {"isolate": settings.isolate, **self.payload_options()}
         )
+        self.current: str | None = None  # the node id running now
         self._context: CaseContext | None = None
         self._warm = False
         self._source_warm = False
+        if self.worker != "main":
+            ignore_interrupts()  # the controller ends its workers
+            self._watch = ParentWatch(self._orphaned)
+
+    def _orphaned(self) -> None:
+        """The controller is gone: say which case was in flight, then exit."""
+        if self.runlog is not None:
+            leave_orphan_marker(self.scratch, self.worker, self.current)
+
+    def _start(self) -> None:
+        """Files and processes, at the first case this process starts (never at
+        configure time, so --collect-only and --help leave results/ untouched)."""
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        enable_faulthandler(self.scratch, self.worker)
+        self.runlog = RunLog(runlog_path(self.settings.results_dir, self.run_key))
+
+    @property
+    def policy(self) -> IsolationPolicy:
+        """Where each case runs (built at the first case: it may read results)."""
+        if self._policy is None:
+            self._policy = IsolationPolicy.from_options(
+                {"isolate": self.settings.isolate, **self.payload_options()}
+            )
+        return self._policy
 
     def payload_options(self) -> dict[str, Any]:
         """The ``options`` of a child payload (see `torchcts_runner.child`)."""
@@ -110,7 +137,7 @@ class ExecutorRole:
             source = load_case_source(s.case_source)
             return plan_cases(
                 source, s.manifest, level=s.level, dtypes=s.dtypes, suites=s.suites,
-                op_globs=s.op_globs, shard=s.shard, done=self.done, node_ids=node_ids,
+                op_globs=s.op_globs, shard=s.shard, done=self.done(), node_ids=node_ids,
             )  # fmt: skip
         except (CaseSourceError, SelectionError) as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -165,8 +192,18 @@ class ExecutorRole:
     @pytest.hookimpl
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
         """The runlog line, written before the case runs."""
-        if case_id_for_node(nodeid) is not None:
-            self.runlog.start(nodeid, self.worker)
+        if case_id_for_node(nodeid) is None:
+            return
+        if self.runlog is None:
+            self._start()
+        assert self.runlog is not None
+        self.current = nodeid
+        self.runlog.start(nodeid, self.worker)
+
+    @pytest.hookimpl
+    def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
+        """No case in flight between cases."""
+        self.current = None
 
     @pytest.hookimpl
     def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> bool | None:
@@ -193,6 +230,7 @@ class ExecutorRole:
                 run_key=self.run_key,
                 worker=self.worker,
                 validation=s.validation,
+                memory_mb=_memory_mb(s),
             )
         return self._context
 
@@ -241,8 +279,16 @@ class ExecutorRole:
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:
-        """Close the runlog handle."""
-        self.runlog.close()
+        """Close the runlog handle and the warm pool."""
+        if self.runlog is not None:
+            self.runlog.close()
+        if self._policy is not None:
+            self._policy.close()
+
+
+def _memory_mb(settings: RunSettings) -> int | None:
+    value = settings.manifest.resource_limits.get("memory_mb")
+    return int(value) if value else None
 
 
 __all__ = ["ExecutorRole", "worker_id"]

@@ -31,9 +31,14 @@ def user_interrupted() -> bool:
     return bool(_received)
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A user's SIGINT or SIGTERM (pytest ends the session as interrupted)."""
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    # not "KeyboardInterrupt" by name: pytest then prints one line, no location dump
+    raise RunInterrupted(f"run interrupted by {signal.Signals(signum).name}")
 
 
 def install_interrupt_handlers(on_signal: Callable[[int], None] | None = None) -> None:
@@ -94,6 +99,7 @@ class ParentWatch:
 
 __all__ = [
     "ParentWatch",
+    "RunInterrupted",
     "exit_status_for",
     "ignore_interrupts",
     "install_interrupt_handlers",

@@ -11,6 +11,11 @@ it isolates to `IsolationPolicy.run`. Modes (``--isolate``):
   says which and why).
 - ``all``: every case in a child.
 
+In every mode but ``none``, decisions made during the run also apply
+(`torchcts_runner.isolation_decisions`): after a case crashes its worker, the rest of
+its op runs in a child (``after_crash``), and a case whose process vanished without
+evidence is retried once in a child (``retry``).
+
 Isolation only decides where a case executes. A child that returns gives the record it
 wrote; a child that dies gives ``crashed`` with the signal, exit code, timeout or hang,
 and a crash record with its stderr tail and faulthandler traceback. Nothing is skipped
@@ -27,13 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_isolate import (
-    AdaptiveDecisions,
     IsolatedOutcome,
     Ledger,
     WarmPool,
-    decide_adaptive,
     load_ledger,
-    write_adaptive_decisions,
     write_crash_record,
 )
 from torchcts_schema import (
@@ -51,7 +53,8 @@ from torchcts_schema import (
 from torchcts_runner import __version__
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.casesource import CaseSpecLike, load_case_source, spec_fields
-from torchcts_runner.crashes import environment_summary
+from torchcts_runner.crashes import environment_summary, scratch_dir
+from torchcts_runner.isolation_decisions import DecisionReader
 from torchcts_runner.runlog import runlog_path, tail_lines
 from torchcts_runner.timeouts import grace_for
 
@@ -72,7 +75,6 @@ class IsolationPolicy:
         *,
         manifest: Manifest | None = None,
         ledger: Ledger | None = None,
-        adaptive: AdaptiveDecisions | None = None,
         torch_version: str | None = None,
     ) -> None:
         if requested not in ISOLATE_MODES:
@@ -81,19 +83,25 @@ class IsolationPolicy:
         self.options = dict(options or {})
         self.manifest = manifest
         self.ledger = ledger
-        self.adaptive = adaptive
         self.torch_version = torch_version
         self.hardware_key = _hardware_key(self.options, manifest)
         self._modes: dict[str, str] = {}
         self._pool: WarmPool | None = None
+        self.decisions: DecisionReader | None = None
+        if requested != "none" and options and options.get("results_dir"):
+            scratch = scratch_dir(
+                Path(str(options["results_dir"])), str(options.get("run_key"))
+            )
+            self.decisions = DecisionReader(scratch)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> IsolationPolicy:
         """Build from the executor's options (``isolate`` plus the payload options).
 
         Reads the manifest, the known-crash ledger (``options["ledger"]`` or
-        ``./known_segfaults.json``) and, in ``adaptive`` mode, earlier results; a bad
-        ledger is a usage error naming the file, rule and key.
+        ``./known_segfaults.json``); a bad ledger is a usage error naming the file,
+        rule and key. Nothing is written: adaptive decisions come from the
+        controller, through the run's decisions file.
         """
         import pytest  # only here: children import this module for `warm_child`
 
@@ -113,24 +121,21 @@ class IsolationPolicy:
         from torchcts_runner.metadata import torch_version  # options imports us
 
         version = torch_version()
-        adaptive = None
-        if requested == "adaptive":
-            results = Path(str(options["results_dir"]))
-            adaptive = decide_adaptive(results, str(options["run_key"]), version)
-            if str(options.get("worker", "main")) in ("main", "gw0"):
-                write_adaptive_decisions(results, adaptive)
         return cls(
             requested,
             options,
             manifest=manifest,
             ledger=ledger,
-            adaptive=adaptive,
             torch_version=version,
         )
 
     def mode_for(self, spec: Any) -> str:
         """Where the case runs: "none" (in process), or why it runs isolated:
         "ledger", "adaptive" or "all". The record's ``isolation`` field says the same."""
+        if self.decisions is not None:
+            decided = self.decisions.mode_for(spec)
+            if decided is not None:
+                return decided
         case_id = str(spec.case_id)
         mode = self._modes.get(case_id)
         if mode is None:
@@ -153,8 +158,6 @@ class IsolationPolicy:
             )
             if rules:
                 return "ledger"
-        if self.adaptive is not None and self.adaptive.isolate(spec.case_id):
-            return "adaptive"
         return "none"
 
     def run(self, spec: CaseSpecLike, payload: dict[str, Any]) -> CaseRecord:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
-from torchcts_schema import CaseRecord, Status
+from torchcts_schema import CaseRecord, Status, for_terminal
 
 from torchcts_runner.casesource import CaseSpecLike
 
@@ -43,7 +43,9 @@ def summary(record: CaseRecord) -> str:
         why = f"{record.exception_type}: {why}"
     if why:
         parts.append(f"- {why.splitlines()[0][:300] if why.strip() else why}")
-    return " ".join(parts)
+    # pytest and xdist carry this text as a str (execnet encodes it as UTF-8): a
+    # backend message with a lone surrogate or escape codes must arrive as data
+    return for_terminal(" ".join(parts), keep_newlines=False)
 
 
 class CaseCollection(pytest.Collector):

@@ -14,6 +14,7 @@ from torchcts_schema import RunMetadata
 from torchcts_runner import __version__
 from torchcts_runner.controller import now_iso
 from torchcts_runner.options import RunSettings
+from torchcts_runner.run_folder import USER_COMMAND_ENV
 
 
 def shareable_path(text: str) -> str:
@@ -60,9 +61,10 @@ def build_metadata(
     """Metadata at the start of a run; counts and end time come at the end."""
     manifest = settings.manifest
     options = settings.as_options()
-    profile = os.environ.get("TORCHCTS_SIMDEV_PROFILE")
-    if profile:
-        options["simdev_profile_env"] = shareable_path(profile)
+    internal = recorded_command()
+    command = os.environ.get(USER_COMMAND_ENV) or internal
+    if command != internal:
+        options["pytest_command"] = internal  # what ran underneath, for debugging
     return RunMetadata(
         run_key=run_key,
         device=settings.device,
@@ -73,11 +75,16 @@ def build_metadata(
         torch_version=torch_version(),
         torchcts_version=__version__,
         manifest_digest=manifest.digest,
-        command=recorded_command(),
+        command=command,
         started_at=now_iso(),
         level=settings.level if settings.level is not None else manifest.level,
         options=options,
     )
 
 
-__all__ = ["build_metadata", "recorded_command", "shareable_path", "torch_version"]
+__all__ = [
+    "build_metadata",
+    "recorded_command",
+    "shareable_path",
+    "torch_version",
+]

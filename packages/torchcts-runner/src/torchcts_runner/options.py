@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_schema import Manifest, load_manifest
+from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
 
 from torchcts_runner.casesource import DEFAULT_CASE_SOURCE
 from torchcts_runner.isolation import DEFAULT_ISOLATE, ISOLATE_MODES
+from torchcts_runner.run_folder import run_environment, subset_folder
 from torchcts_runner.selection import SelectionError, parse_shard
 
 DEFAULT_CASE_TIMEOUT_S = 120.0
@@ -143,6 +144,10 @@ class RunSettings:
     quiet: bool
     case_source: str
     case_timeout_s: float
+    node_ids: tuple[str, ...] = ()
+    keyword: str = ""
+    markexpr: str = ""
+    results_root: Path | None = None  # --results; results_dir differs for a subset
 
     def as_options(self) -> dict[str, Any]:
         """The JSON-able options recorded in the run metadata."""
@@ -157,7 +162,25 @@ class RunSettings:
             "case_source": self.case_source,
             "case_timeout_s": self.case_timeout_s,
             "backend_options": dict(self.manifest.backend_options),
+            "environment": run_environment(),
+            "selection": {
+                "node_ids": list(self.node_ids),
+                "keyword": self.keyword,
+                "markexpr": self.markexpr,
+            },
         }
+
+    @property
+    def is_subset(self) -> bool:
+        """Does this run select part of the manifest's cases (a rerun, a slice)?"""
+        return bool(
+            self.node_ids
+            or self.op_globs
+            or self.dtypes
+            or self.suites
+            or self.keyword
+            or self.markexpr
+        )
 
 
 def resolve_settings(config: pytest.Config) -> RunSettings | None:
@@ -190,14 +213,29 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     timeout = config.getoption("torchcts_case_timeout")
     if timeout is None:
         timeout = manifest.resource_limits.get("case_timeout_s", DEFAULT_CASE_TIMEOUT_S)
+    root = config.invocation_params.dir / config.getoption("torchcts_results")
+    node_ids = tuple(a for a in config.args if a.startswith(NODE_PREFIX))
+    keyword = str(getattr(config.option, "keyword", "") or "")
+    markexpr = str(getattr(config.option, "markexpr", "") or "")
+    ops = tuple(config.getoption("torchcts_ops"))
+    dtypes = tuple(config.getoption("torchcts_dtypes"))
+    suites = tuple(config.getoption("torchcts_suites"))
+    folder = subset_folder(
+        node_ids=node_ids, op_globs=ops, dtypes=dtypes, suites=suites,
+        keyword=keyword, markexpr=markexpr,
+    )  # fmt: skip
     return RunSettings(
         manifest=manifest,
-        results_dir=config.invocation_params.dir / config.getoption("torchcts_results"),
+        results_dir=root / folder if folder else root,
+        results_root=root,
+        node_ids=node_ids,
+        keyword=keyword,
+        markexpr=markexpr,
         device=manifest.device,
         level=level,
-        dtypes=tuple(config.getoption("torchcts_dtypes")),
-        suites=tuple(config.getoption("torchcts_suites")),
-        op_globs=tuple(config.getoption("torchcts_ops")),
+        dtypes=dtypes,
+        suites=suites,
+        op_globs=ops,
         shard=shard,
         resume=bool(config.getoption("torchcts_resume")),
         isolate=str(config.getoption("torchcts_isolate")),

@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config,
             settings,
             str(workerinput["torchcts_run_key"]),
-            frozenset(),  # the controller's plan already leaves finished cases out
+            frozenset,  # the controller's plan already leaves finished cases out
             plan_file=Path(workerinput["torchcts_plan"]),
         )
         config.pluginmanager.register(executor, "torchcts-executor")
@@ -71,7 +71,11 @@ def pytest_configure(config: pytest.Config) -> None:
         controller.start_planning()
         return
     executor = ExecutorRole(
-        config, settings, controller.run_key, controller.done, controller.hard_timeout
+        config,
+        settings,
+        controller.run_key,
+        lambda: controller.done,
+        controller.hard_timeout,
     )
     controller.local_executor = executor
     config.pluginmanager.register(executor, "torchcts-executor")

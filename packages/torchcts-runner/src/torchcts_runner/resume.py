@@ -1,34 +1,69 @@
-"""--resume: what an interrupted run left behind, and which case it died in.
+"""--resume: what an interrupted run left behind, and what it means for each case.
 
-The journal says which cases finished. The runlog says which case each worker started
-last; a last start without a record is a case the process died in, so it becomes
-``crashed`` (with the signal, timeout or exit evidence the scratch files hold) and is
-not run again. Cases that were only in flight when a user interrupted the run (the
-journal's ``interrupted_in_flight`` diagnostic) are run again instead.
+The journal says which cases finished. The runlog says which case each process
+started last. A last start without a record is one of:
+
+- a case a user interrupted (the journal's ``interrupted_in_flight`` diagnostic), or
+  one an orphaned worker was running when it noticed its controller had died (its
+  marker): run again, nothing is blamed;
+- a case whose process left evidence that it died in it (a faulthandler fatal-error
+  dump, the watchdog's marker, faulthandler's hang dump): ``crashed``, with that
+  evidence, and not run again;
+- a case whose process vanished without evidence (SIGKILL of a single-process run):
+  run again, isolated (a ``retry`` isolation decision), so the record rests on what
+  the retry shows. A case that already had its retry and vanished again is crashed.
+
+Resume also refuses to continue a journal written under other conditions: another
+manifest, backend options or fault profile, torch version or selection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchcts_schema import (
-    CaseRecord,
-    CrashInfo,
-    CrashKind,
-    JournalContents,
-    case_id_for_node,
-)
+from torchcts_isolate import may_be_external
+from torchcts_schema import CrashInfo, JournalContents, RunMetadata, case_id_for_node
 
-from torchcts_runner.crashes import read_evidence
+from torchcts_runner.crashes import orphaned_in, read_evidence
 from torchcts_runner.runlog import RunlogEntry, read_runlog
 
 INTERRUPTED = "interrupted_in_flight"
+RETRIED = "retried_after_vanishing"  # diagnostic: case ids given their isolated retry
+# metadata options that change what a case's result means; resume needs them equal
+RESUME_KEYS = (
+    "level", "dtypes", "suites", "op_globs", "shard", "validation", "case_source",
+    "case_timeout_s", "backend_options", "environment", "selection",
+)  # fmt: skip
 
 
-def died_in(prior: JournalContents, entries: list[RunlogEntry]) -> list[RunlogEntry]:
-    """Per worker, the last start that has no record and was not a user interrupt."""
-    interrupted = prior.diagnostics.get(INTERRUPTED) or []
+def resume_differences(prior: RunMetadata, now: RunMetadata) -> list[str]:
+    """What differs between the journaled run and this one, in words."""
+    out = []
+    for name in ("manifest_digest", "torch_version", "device", "torchcts_version"):
+        old, new = getattr(prior, name), getattr(now, name)
+        if old != new:
+            out.append(f"{name} {old!r} -> {new!r}")
+    for key in RESUME_KEYS:
+        old, new = prior.options.get(key), now.options.get(key)
+        if old != new:
+            out.append(f"{key} {old!r} -> {new!r}")
+    return out
+
+
+@dataclass
+class ResumeFindings:
+    """What the previous attempt's last starts mean for this one."""
+
+    crashed: list[tuple[str, CrashInfo, str, str]] = field(default_factory=list)
+    rerun: list[str] = field(default_factory=list)  # case ids, nothing blamed
+    retry: list[str] = field(default_factory=list)  # case ids, run again isolated
+
+
+def last_starts(
+    prior: JournalContents, entries: list[RunlogEntry]
+) -> list[RunlogEntry]:
+    """Per worker, the last start that has no record."""
     last: dict[str, RunlogEntry] = {}
     for entry in entries:
         last[entry.worker] = entry
@@ -37,36 +72,44 @@ def died_in(prior: JournalContents, entries: list[RunlogEntry]) -> list[RunlogEn
         case_id = case_id_for_node(entry.node_id)
         if case_id is None or case_id in prior.records:
             continue
-        if entry.node_id in interrupted:
-            continue
         out.append(entry)
     return out
 
 
-def crashed_from_runlog(
-    prior: JournalContents,
-    runlog: Path,
-    scratch: Path,
-    make_record: Callable[[str, CrashInfo, str, str], CaseRecord],
-) -> list[CaseRecord]:
-    """Crashed records for the cases the previous process died in.
-
-    `make_record(case_id, crash, worker, fault_text)` builds the record (the plugin
-    knows the case's spec and the crash-record writer).
-    """
-    records = []
-    for entry in died_in(prior, read_runlog(runlog)):
+def inspect_previous(
+    prior: JournalContents, runlog: Path, scratch: Path
+) -> ResumeFindings:
+    """Sort the previous attempt's unrecorded last starts (see the module docstring)."""
+    findings = ResumeFindings()
+    interrupted = set(prior.diagnostics.get(INTERRUPTED) or [])
+    retried = set(prior.diagnostics.get(RETRIED) or [])
+    for entry in last_starts(prior, read_runlog(runlog)):
         case_id = case_id_for_node(entry.node_id)
         assert case_id is not None
+        if entry.node_id in interrupted or orphaned_in(scratch, entry.worker) == (
+            entry.node_id
+        ):
+            findings.rerun.append(case_id)
+            continue
         crash, fault = read_evidence(scratch, entry.worker, entry.node_id, None)
+        if may_be_external(crash) and case_id not in retried:
+            findings.retry.append(case_id)
+            continue
         detail = "the run ended while this case was running (last start in the runlog"
         detail += f" without a record); {crash.detail}"
-        kind = crash.kind
-        if kind is CrashKind.WORKER_LOST:  # the process itself is gone: no evidence
-            kind = CrashKind.SUBPROCESS
-        crash = CrashInfo(kind, crash.signal, crash.exit_code, detail)
-        records.append(make_record(case_id, crash, entry.worker, fault))
-    return records
+        if case_id in retried and may_be_external(crash):
+            detail += " (this was already its isolated retry)"
+        crash = CrashInfo(crash.kind, crash.signal, crash.exit_code, detail)
+        findings.crashed.append((case_id, crash, entry.worker, fault))
+    return findings
 
 
-__all__ = ["INTERRUPTED", "crashed_from_runlog", "died_in"]
+__all__ = [
+    "INTERRUPTED",
+    "RESUME_KEYS",
+    "RETRIED",
+    "ResumeFindings",
+    "inspect_previous",
+    "last_starts",
+    "resume_differences",
+]

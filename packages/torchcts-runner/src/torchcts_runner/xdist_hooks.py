@@ -5,12 +5,26 @@ Registered only when xdist drives the run; each hook delegates to `ControllerRol
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 
-if TYPE_CHECKING:
-    from torchcts_runner.control import ControllerRole
+from torchcts_runner.scheduling import CrashTolerantScheduling
+
+
+class ControllerLike(Protocol):
+    """What these hooks need of the controller role (`control.ControllerRole`)."""
+
+    run_key: str
+
+    @property
+    def plan_file(self) -> Path: ...
+
+    def account_collected(self, node_ids: Iterable[str]) -> None: ...
+
+    def handle_worker_crash(self, node_id: str, report: Any, node: Any) -> None: ...
 
 
 def report_worker(report: Any) -> str | None:
@@ -33,8 +47,15 @@ def worker_exit_status(node: Any) -> int | None:
 class XdistControllerHooks:
     """xdist-only hooks, registered only when xdist drives the run."""
 
-    def __init__(self, role: ControllerRole) -> None:
+    def __init__(self, role: ControllerLike) -> None:
         self.role = role
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """xdist's load scheduling, surviving workers that die at the same moment."""
+        if getattr(config.option, "dist", "load") != "load":
+            return None
+        return CrashTolerantScheduling(config, log)
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
@@ -53,4 +74,9 @@ class XdistControllerHooks:
         self.role.handle_worker_crash(crashitem, report, report.node)
 
 
-__all__ = ["XdistControllerHooks", "report_worker", "worker_exit_status"]
+__all__ = [
+    "ControllerLike",
+    "XdistControllerHooks",
+    "report_worker",
+    "worker_exit_status",
+]

@@ -1,0 +1,84 @@
+"""Where a run writes: the results dir for a full run, its own folder for a subset.
+
+A rerun of one case, an ``--op`` slice or a ``-k`` selection must never replace the
+full run's ``<key>_latest.json``, reports or what ``make submission-archive`` picks.
+So a run that selects part of the manifest's cases writes a complete results
+directory of its own under ``<results>/selections/<name>/``, named after its
+selection (the same selection always lands in the same folder, so its history there
+grows run after run). The name is readable and path-safe; a long selection keeps a
+readable prefix and a digest of the whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+
+SELECTIONS = "selections"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
+MAX_NAME = 60
+ENV_PREFIX = "TORCHCTS_"
+USER_COMMAND_ENV = "TORCHCTS_USER_COMMAND"  # what the user typed (torchcts-run, make)
+# environment that says how a run was set up, never where (no paths, no identities)
+_ENV_SKIP = {"TORCHCTS_TEST_WORKERS", USER_COMMAND_ENV}
+
+
+def subset_folder(
+    *,
+    node_ids: Sequence[str],
+    op_globs: Sequence[str],
+    dtypes: Sequence[str],
+    suites: Sequence[str],
+    keyword: str,
+    markexpr: str,
+) -> str | None:
+    """``selections/<name>`` for a subset run, None for a run of the whole manifest."""
+    parts: list[str] = []
+    if node_ids:
+        parts.append("case-" + "+".join(n.split("::", 1)[-1] for n in node_ids))
+    for label, values in (("op", op_globs), ("dtype", dtypes), ("suite", suites)):
+        if values:
+            parts.append(f"{label}-" + "+".join(values))
+    if keyword:
+        parts.append(f"k-{keyword}")
+    if markexpr:
+        parts.append(f"m-{markexpr}")
+    if not parts:
+        return None
+    whole = "_".join(parts)
+    name = _UNSAFE.sub("-", whole.replace("/", ".")).strip("-.") or "selection"
+    if len(name) > MAX_NAME or name != whole.replace("/", "."):
+        digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:8]
+        name = f"{name[: MAX_NAME - 9].rstrip('-.')}-{digest}"
+    return f"{SELECTIONS}/{name}"
+
+
+def run_environment() -> dict[str, str]:
+    """``TORCHCTS_*`` settings in force (a backend's fault profile, for example).
+
+    A value that is a file path keeps only its name and a digest of its content, so
+    the record says which profile (and --resume sees an edited one) without saying
+    where it lives.
+    """
+    out = {}
+    for name, value in sorted(os.environ.items()):
+        if not name.startswith(ENV_PREFIX) or name in _ENV_SKIP:
+            continue
+        out[name] = _describe_value(value)
+    return out
+
+
+def _describe_value(value: str) -> str:
+    if os.sep not in value:
+        return value
+    try:
+        with open(value, "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()[:12]
+    except OSError:
+        return os.path.basename(value)
+    return f"{os.path.basename(value)}@sha256:{digest}"
+
+
+__all__ = ["SELECTIONS", "USER_COMMAND_ENV", "run_environment", "subset_folder"]
