@@ -11,7 +11,7 @@ from torchcts_schema.artifact import (
     encode_artifact,
 )
 from torchcts_schema.atomic import write_atomic, write_once
-from torchcts_schema.errors import ArtifactError, ManifestError
+from torchcts_schema.errors import ArtifactError, ArtifactWriteError, ManifestError
 from torchcts_schema.gc_pause import gc_paused
 from torchcts_schema.identity import (
     NODE_PREFIX,
@@ -110,6 +110,7 @@ __all__ = [
     "SUITE_CAPABILITIES",
     "VARIANT_CAPABILITIES",
     "ArtifactError",
+    "ArtifactWriteError",
     "CaseRecord",
     "CrashInfo",
     "CrashKind",
