@@ -38,6 +38,7 @@ from torchcts_schema.known_crash import (
     torch_minor_family,
     validate_rules,
 )
+from torchcts_schema.layout import REPORT_SUFFIXES, ResultsLayout, run_key_of
 from torchcts_schema.loader import (
     find_latest,
     load_result,
@@ -105,6 +106,7 @@ __all__ = [
     "NEXT_FIX_MEANINGS",
     "NODE_PREFIX",
     "NOT_RUN_MEANINGS",
+    "REPORT_SUFFIXES",
     "RESULT_FORMAT",
     "STATUS_MEANINGS",
     "SUITE_CAPABILITIES",
@@ -124,6 +126,7 @@ __all__ = [
     "ManifestError",
     "NextFix",
     "NotRunReason",
+    "ResultsLayout",
     "RunArtifact",
     "RunMetadata",
     "SnapshotWriter",
@@ -154,6 +157,7 @@ __all__ = [
     "rule_from_dict",
     "rule_to_dict",
     "rules_to_json",
+    "run_key_of",
     "run_keys",
     "slug",
     "split_case_id",

@@ -18,14 +18,13 @@ from typing import Any
 from torchcts_schema import codec
 from torchcts_schema.atomic import write_all
 from torchcts_schema.errors import ArtifactError, ArtifactWriteError
+from torchcts_schema.layout import ResultsLayout
 from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
-
-JOURNAL_SUFFIX = "_journal.jsonl"
 
 
 def journal_path(results_dir: Path, run_key: str) -> Path:
     """Where the journal of a run key lives."""
-    return results_dir / f"{run_key}{JOURNAL_SUFFIX}"
+    return ResultsLayout(results_dir, run_key).journal
 
 
 class JournalWriter:

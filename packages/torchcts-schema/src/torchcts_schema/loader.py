@@ -14,9 +14,15 @@ from typing import Any
 
 from torchcts_schema.artifact import RESULT_FORMAT, RunArtifact, decode_artifact
 from torchcts_schema.errors import ArtifactError
-from torchcts_schema.journal import JOURNAL_SUFFIX, read_journal
+from torchcts_schema.journal import read_journal
+from torchcts_schema.layout import (
+    JOURNAL_SUFFIX,
+    LATEST_SUFFIX,
+    ResultsLayout,
+    run_key_of,
+)
 from torchcts_schema.records import RunMetadata
-from torchcts_schema.store import LATEST_SUFFIX, REFERENCE_FORMAT, REFERENCE_VERSION
+from torchcts_schema.store import REFERENCE_FORMAT, REFERENCE_VERSION
 
 MAX_REFERENCE_DEPTH = 8
 
@@ -36,10 +42,8 @@ def load_result(path: Path | str, *, run_key: str | None = None) -> RunArtifact:
 def find_latest(results_dir: Path, *, run_key: str | None = None) -> Path:
     """The ``<key>_latest.json`` (or journal) of the only run key, or of `run_key`."""
     if run_key is not None:
-        for candidate in (
-            results_dir / f"{run_key}{LATEST_SUFFIX}",
-            results_dir / f"{run_key}{JOURNAL_SUFFIX}",
-        ):
+        layout = ResultsLayout(results_dir, run_key)
+        for candidate in (layout.latest, layout.journal):
             if candidate.exists():
                 return candidate
         raise ArtifactError(results_dir, f"no result for run key {run_key!r}")
@@ -57,9 +61,9 @@ def run_keys(results_dir: Path) -> set[str]:
     """Every run key with a latest file or a journal in `results_dir`."""
     keys = set()
     for entry in results_dir.iterdir():
-        for suffix in (LATEST_SUFFIX, JOURNAL_SUFFIX):
-            if entry.name.endswith(suffix) and not entry.name.startswith("."):
-                keys.add(entry.name[: -len(suffix)])
+        key = run_key_of(entry.name)
+        if key is not None:
+            keys.add(key)
     return keys
 
 
@@ -99,7 +103,8 @@ def _load_json_artifact(path: Path, *, root: Path, seen: list[Path]) -> RunArtif
     artifact = decode_artifact(data, str(path))
     snapshot = data.get("snapshot")
     if isinstance(snapshot, dict) and path.name.endswith(LATEST_SUFFIX):
-        journal = path.with_name(path.name[: -len(LATEST_SUFFIX)] + JOURNAL_SUFFIX)
+        key = path.name[: -len(LATEST_SUFFIX)]
+        journal = ResultsLayout(path.parent, key).journal
         if journal.exists():
             contents = read_journal(journal)
             if contents.case_lines > snapshot.get("journal_cases", 0):
