@@ -18,6 +18,7 @@ from typing import Any
 from torchcts_schema import codec
 from torchcts_schema.atomic import write_all
 from torchcts_schema.errors import ArtifactError, ArtifactWriteError
+from torchcts_schema.integrity import check_block
 from torchcts_schema.layout import ResultsLayout
 from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
 
@@ -152,6 +153,7 @@ def _apply(contents: JournalContents, line: JsonDict) -> None:
         contents.records[record.case_id] = record
         contents.case_lines += 1
     elif kind == "case_block":
+        check_block(line["records"])
         for record in codec.decode_records(line["records"]):
             contents.records.pop(record.case_id, None)
             contents.records[record.case_id] = record
