@@ -15,11 +15,12 @@ words every error.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import fields
 from itertools import repeat
 from operator import add, eq
+from types import MemberDescriptorType
 from typing import Any
 
 from torchcts_schema.errors import ArtifactError
@@ -55,31 +56,27 @@ _ENUMS: dict[str, type[Any]] = {
 }
 
 
-def _writable_twin() -> type:
-    """A class with CaseRecord's slots, in its order, whose __init__ stores them plainly.
+def _slot_setters() -> tuple[Callable[[Any, Any], None], ...]:
+    """The ``__set__`` of each CaseRecord slot, in `FIELD_NAMES` order.
 
-    CaseRecord's frozen __init__ calls ``object.__setattr__`` once per field, most of
-    the decoding time of a large block. A twin is filled by plain slot stores and then
-    retyped in place: ``__class__`` assignment is allowed between classes of the same
-    layout (CPython checks, and refuses with TypeError otherwise), and leaves exactly
-    the object ``CaseRecord(...)`` builds. Generated, like a dataclass __init__, from
-    the fields, so it cannot drift from them.
+    CaseRecord's frozen __init__ calls ``object.__setattr__`` once per field per
+    record, most of the decoding time of a large block. A slot's own descriptor
+    stores the same value without that per-call lookup, so decoding fills one column
+    at a time with ``map`` over ``__set__``: the object is exactly what
+    ``CaseRecord(...)`` builds, with nothing generated and no class switched.
     """
     if hasattr(CaseRecord, "__post_init__"):
         raise TypeError("CaseRecord has a __post_init__ that decoding would skip")
-    names = ", ".join(FIELD_NAMES)
-    stores = "".join(f"\n        self.{name} = {name}" for name in FIELD_NAMES)
-    source = (
-        f"class CaseRecordTwin:\n    __slots__ = {FIELD_NAMES!r}\n"
-        f"    def __init__(self, {names}):{stores}\n"
-    )
-    namespace: dict[str, Any] = {}
-    exec(source, namespace)
-    twin: type = namespace["CaseRecordTwin"]
-    return twin
+    setters = []
+    for name in FIELD_NAMES:
+        slot = vars(CaseRecord)[name]
+        if not isinstance(slot, MemberDescriptorType):
+            raise TypeError(f"CaseRecord.{name} is not a slot")
+        setters.append(slot.__set__)
+    return tuple(setters)
 
 
-_TWIN = _writable_twin()
+_SETTERS = _slot_setters()
 
 
 def encode_records(records: list[CaseRecord]) -> JsonDict:
@@ -319,8 +316,9 @@ def _build(values: Columns, size: int) -> list[CaseRecord]:
         if len(column) != size:
             raise ValueError(f"column {name!r} has the wrong length")
         columns[name] = column
-    records = list(map(_TWIN, *columns.values()))
-    deque(map(setattr, records, repeat("__class__"), repeat(CaseRecord)), maxlen=0)
+    records: list[CaseRecord] = list(map(object.__new__, repeat(CaseRecord, size)))
+    for setter, column in zip(_SETTERS, columns.values(), strict=True):
+        deque(map(setter, records, column), maxlen=0)
     return records
 
 
