@@ -24,14 +24,17 @@ _NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
 
 
 def write_atomic(path: Path, text: str, *, fsync: bool = True) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
+    """Write `text` to a temporary file beside `path`, then rename it over `path`.
+
+    Raises `ArtifactWriteError` (never a bare OSError) when any step fails.
+    """
     tmp = _write_temp(path, text, fsync=fsync)
     try:
         os.replace(tmp, path)
     except OSError as exc:
         raise ArtifactWriteError(path, exc) from None
     finally:
-        tmp.unlink(missing_ok=True)  # gone already after a successful rename
+        _discard(tmp)  # gone already after a successful rename
     if fsync:
         fsync_directory(path.parent)
 
@@ -54,7 +57,7 @@ def write_once(path: Path, text: str) -> Path:
     except OSError as exc:
         raise ArtifactWriteError(path, exc) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
     raise ArtifactWriteError(
         path, FileExistsError(errno.EEXIST, f"no free name after {MAX_SUFFIX} tries")
     )
@@ -97,13 +100,19 @@ def _write_temp(path: Path, text: str, *, fsync: bool) -> Path:
             os.close(fd)
     except OSError as exc:
         if tmp is not None:
-            tmp.unlink(missing_ok=True)
+            _discard(tmp)
         raise ArtifactWriteError(path, exc) from None
     except BaseException:
         if tmp is not None:
-            tmp.unlink(missing_ok=True)
+            _discard(tmp)
         raise
     return tmp
+
+
+def _discard(tmp: Path) -> None:
+    # the write's own error is the one to report; a leftover hidden temp file is not
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
 
 
 def _claim(tmp: Path, candidate: Path) -> bool:

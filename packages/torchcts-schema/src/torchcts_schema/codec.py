@@ -10,6 +10,11 @@ directions work a column at a time in C-level passes (``map``, ``count``, ``set`
 and never build a dict per record. The per-record reference (`make_case_id`,
 `CaseRecord.from_dict`) still decides every case those passes do not vouch for, and
 words every error.
+
+`decode_records` accepts exactly what the frozen reference decoder accepts (a test
+compares them on damaged blocks); refusing what the encoder never writes (an index
+out of range, an unused table entry) is `integrity.check_block`'s job, which every
+loader runs first.
 """
 
 from __future__ import annotations
