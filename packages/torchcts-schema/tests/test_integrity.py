@@ -14,6 +14,7 @@ from torchcts_schema import (
     JournalWriter,
     RunArtifact,
     Status,
+    artifact_digest,
     count_statuses,
     encode_artifact,
     journal_path,
@@ -23,7 +24,6 @@ from torchcts_schema import (
     write_history,
     write_snapshot,
 )
-from torchcts_schema.integrity import artifact_digest
 
 KEY = "cpu_x86-64"
 REPO = Path(__file__).resolve().parents[3]

@@ -22,6 +22,7 @@ from torchcts_schema.identity import (
     slug,
     split_case_id,
 )
+from torchcts_schema.integrity import artifact_digest
 from torchcts_schema.journal import (
     JournalContents,
     JournalWriter,
@@ -131,6 +132,7 @@ __all__ = [
     "RunMetadata",
     "SnapshotWriter",
     "Status",
+    "artifact_digest",
     "case_id_for_node",
     "count_statuses",
     "decode_artifact",
