@@ -39,7 +39,16 @@ from torchcts_schema.known_crash import (
     torch_minor_family,
     validate_rules,
 )
-from torchcts_schema.layout import REPORT_SUFFIXES, ResultsLayout, run_key_of
+from torchcts_schema.layout import (
+    CRASHES_SUFFIX,
+    HISTORY_SUFFIX,
+    JOURNAL_SUFFIX,
+    LATEST_SUFFIX,
+    PREV_SUFFIX,
+    REPORT_SUFFIXES,
+    ResultsLayout,
+    run_key_of,
+)
 from torchcts_schema.loader import (
     find_latest,
     load_result,
@@ -99,14 +108,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CAPABILITY_NAMES",
+    "CRASHES_SUFFIX",
     "DEFAULT_UNSUPPORTED_PATTERNS",
     "DTYPE_NAMES",
     "EXPECTED_SOURCE_MEANINGS",
     "FORMAT_VERSION",
+    "HISTORY_SUFFIX",
+    "JOURNAL_SUFFIX",
+    "LATEST_SUFFIX",
     "MANIFEST_KEYS",
     "NEXT_FIX_MEANINGS",
     "NODE_PREFIX",
     "NOT_RUN_MEANINGS",
+    "PREV_SUFFIX",
     "REPORT_SUFFIXES",
     "RESULT_FORMAT",
     "STATUS_MEANINGS",
