@@ -6,6 +6,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -255,3 +256,28 @@ def test_real_full_tmpfs_journal_and_history(tiny_tmpfs: Path) -> None:
         write_history(tiny_tmpfs, KEY, _artifact(5000))
     assert _names(history_dir(tiny_tmpfs, KEY)) == []
     assert load_result(journal).records[-1].sample == written - 1
+
+
+def test_history_is_on_disk_before_its_name_and_the_name_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_once: fsync the temp file, link the final name, then fsync the folder."""
+    events: list[str] = []
+    real_fsync, real_link = os.fsync, os.link
+
+    def fsync(fd: int) -> None:
+        events.append("fsync-dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync")
+        real_fsync(fd)
+
+    def link(src: Any, dst: Any) -> None:
+        events.append(f"link {Path(dst).name}")
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "link", link)
+    write_once(tmp_path / "a.json", "{}\n")
+    assert events == ["fsync", "link a.json", "fsync-dir"]
+    events.clear()
+    write_atomic(tmp_path / "b.json", "{}\n")
+    assert events == ["fsync", "fsync-dir"]
+    assert _names(tmp_path) == ["a.json", "b.json"]
