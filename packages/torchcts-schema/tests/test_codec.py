@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import string
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from torchcts_schema import (
     NotRunReason,
     RunArtifact,
     Status,
+    codec,
     decode_artifact,
     encode_artifact,
     make_case_id,
@@ -130,3 +133,24 @@ def test_tiny_artifact_keeps_plain_when_compact_is_not_smaller() -> None:
     artifact = RunArtifact.from_records(metadata(), [record()])
     auto = encode_artifact(artifact)
     assert len(auto) <= len(encode_artifact(artifact, encoding="plain"))
+
+
+def test_codec_source_has_no_exec_and_no_class_switch() -> None:
+    """The decoder builds records without exec/eval or a ``__class__`` assignment."""
+    source = Path(codec.__file__).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    calls = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    assert not calls & {"exec", "eval", "compile"}
+    stores = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr == "__class__"
+        and isinstance(node.ctx, ast.Store)
+    ]
+    assert stores == []
+    assert '"__class__"' not in source  # nor through setattr(obj, "__class__", ...)

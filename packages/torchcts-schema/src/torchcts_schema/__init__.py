@@ -11,7 +11,7 @@ from torchcts_schema.artifact import (
     encode_artifact,
 )
 from torchcts_schema.atomic import write_atomic, write_once
-from torchcts_schema.errors import ArtifactError, ManifestError
+from torchcts_schema.errors import ArtifactError, ArtifactWriteError, ManifestError
 from torchcts_schema.gc_pause import gc_paused
 from torchcts_schema.identity import (
     NODE_PREFIX,
@@ -22,6 +22,7 @@ from torchcts_schema.identity import (
     slug,
     split_case_id,
 )
+from torchcts_schema.integrity import artifact_digest
 from torchcts_schema.journal import (
     JournalContents,
     JournalWriter,
@@ -37,6 +38,16 @@ from torchcts_schema.known_crash import (
     rules_to_json,
     torch_minor_family,
     validate_rules,
+)
+from torchcts_schema.layout import (
+    CRASHES_SUFFIX,
+    HISTORY_SUFFIX,
+    JOURNAL_SUFFIX,
+    LATEST_SUFFIX,
+    PREV_SUFFIX,
+    REPORT_SUFFIXES,
+    ResultsLayout,
+    run_key_of,
 )
 from torchcts_schema.loader import (
     find_latest,
@@ -107,20 +118,27 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CAPABILITY_NAMES",
+    "CRASHES_SUFFIX",
     "DEFAULT_UNSUPPORTED_PATTERNS",
     "DTYPE_NAMES",
     "EXPECTED_SOURCE_MEANINGS",
     "FORMAT_VERSION",
+    "HISTORY_SUFFIX",
+    "JOURNAL_SUFFIX",
+    "LATEST_SUFFIX",
     "LOCK_NAME",
     "MANIFEST_KEYS",
     "NEXT_FIX_MEANINGS",
     "NODE_PREFIX",
     "NOT_RUN_MEANINGS",
+    "PREV_SUFFIX",
+    "REPORT_SUFFIXES",
     "RESULT_FORMAT",
     "STATUS_MEANINGS",
     "SUITE_CAPABILITIES",
     "VARIANT_CAPABILITIES",
     "ArtifactError",
+    "ArtifactWriteError",
     "CaseRecord",
     "CrashInfo",
     "CrashKind",
@@ -135,12 +153,14 @@ __all__ = [
     "ManifestError",
     "NextFix",
     "NotRunReason",
+    "ResultsLayout",
     "RunArtifact",
     "RunLock",
     "RunLockedError",
     "RunMetadata",
     "SnapshotWriter",
     "Status",
+    "artifact_digest",
     "case_id_for_node",
     "count_statuses",
     "decode_artifact",
@@ -169,6 +189,7 @@ __all__ = [
     "rule_from_dict",
     "rule_to_dict",
     "rules_to_json",
+    "run_key_of",
     "run_keys",
     "scrub_argv",
     "scrub_bytes",

@@ -1,7 +1,13 @@
 """The result artifact: metadata, executed results, not_run accounting and diagnostics.
 
 `encode_artifact` picks the compact columnar encoding when it is smaller than the plain
-one; `decode_artifact` accepts either and restores exactly what was encoded.
+one and appends the content digest (`integrity`); `decode_artifact` accepts either
+encoding, refuses compact tables the encoder could not have written, and restores
+exactly what was encoded. Checking the digest and the counts is the loader's job,
+since only it has the whole file.
+
+Format 2 added the digest. Format 1 artifacts (no digest) still load, with every
+other check, so results written before it stay readable.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from typing import Any
 
 from torchcts_schema import codec
 from torchcts_schema.errors import ArtifactError
+from torchcts_schema.integrity import DIGEST_KEY, artifact_digest, check_block
 from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
 from torchcts_schema.vocabulary import Status
 
 RESULT_FORMAT = "torchcts-result"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 # Plain JSON repeats ~20 key names (>= 250 bytes) in every record; compact pays a fixed
 # ~1.5 kB of column specs and never stores a value longer than plain does. From this
 # many records on compact is always smaller, so auto skips building the plain text.
@@ -79,12 +87,24 @@ def encode_artifact(
         }
     )
     if encoding == "plain":
-        return plain
-    compact = _compact(head, artifact)
-    return compact if len(compact) < len(plain) else plain
+        return _with_digest(plain)
+    compact = _compact_text(head, artifact)
+    return _with_digest(compact if len(compact) < len(plain) else plain)
+
+
+def _with_digest(text: str) -> str:
+    """`text` (one JSON object and a newline) with its digest as the last key."""
+    # digested from the parsed text, as a reader will, so that keys json turns into
+    # strings (an int key in diagnostics) cannot make the two canonical forms differ
+    digest = artifact_digest(json.loads(text))
+    return f'{text[:-2]},"{DIGEST_KEY}":"{digest}"}}\n'
 
 
 def _compact(head: JsonDict, artifact: RunArtifact) -> str:
+    return _with_digest(_compact_text(head, artifact))
+
+
+def _compact_text(head: JsonDict, artifact: RunArtifact) -> str:
     return _dumps(
         {
             **head,
@@ -104,10 +124,11 @@ def decode_artifact(data: Any, where: str) -> RunArtifact:
             where, f"not a TorchCTS result (format is not '{RESULT_FORMAT}')"
         )
     version = data.get("format_version")
-    if version != FORMAT_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise ArtifactError(
             where,
-            f"unknown format_version {version!r}; this TorchCTS reads {FORMAT_VERSION}",
+            f"unknown format_version {version!r:.40}; this TorchCTS reads "
+            f"{' and '.join(map(str, READABLE_VERSIONS))}",
         )
     encoding = data.get("encoding")
     try:
@@ -116,6 +137,8 @@ def decode_artifact(data: Any, where: str) -> RunArtifact:
             results = [CaseRecord.from_dict(r) for r in data["results"]]
             not_run = [CaseRecord.from_dict(r) for r in data["not_run"]]
         elif encoding == "compact":
+            check_block(data["results"])
+            check_block(data["not_run"])
             results = codec.decode_records(data["results"])
             not_run = codec.decode_records(data["not_run"])
         else:

@@ -1,42 +1,137 @@
-"""Atomic file replacement: readers see the old file or the new one, never half of one."""
+"""Crash-safe file writes: a final name holds a whole file or nothing, never half of one.
+
+Every artifact is written to a temporary file beside its final name, flushed to disk,
+and only then given that name: by ``os.replace`` (`write_atomic`, which overwrites) or
+by ``os.link`` (`write_once`, which never does, and takes a ``-N`` suffix when the
+name is taken). A full disk or any other OSError removes the temporary file and raises
+one `ArtifactWriteError` naming the final file.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
 
+from torchcts_schema.errors import ArtifactWriteError
+
+MAX_SUFFIX = 999
+# os.link refuses with these where the filesystem has no hard links (some FUSE and
+# network mounts, FAT); `write_once` then claims the name with O_EXCL instead
+_NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
+
 
 def write_atomic(path: Path, text: str, *, fsync: bool = True) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write `text` to a temporary file beside `path`, then rename it over `path`.
+
+    Raises `ArtifactWriteError` (never a bare OSError) when any step fails.
+    """
+    tmp = _write_temp(path, text, fsync=fsync)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; artifacts are meant to be shared
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except OSError as exc:
+        raise ArtifactWriteError(path, exc) from None
+    finally:
+        _discard(tmp)  # gone already after a successful rename
+    if fsync:
+        fsync_directory(path.parent)
 
 
 def write_once(path: Path, text: str) -> Path:
-    """Create `path` exclusively (never overwrite); a taken name gets a ``-N`` suffix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    candidate = path
-    for n in range(1, 1000):
+    """Create `path` exclusively (never overwrite); a taken name gets a ``-N`` suffix.
+
+    The text is on disk under a temporary name before any final name exists, so a
+    crash or a full disk never leaves a truncated file where a reader looks.
+    """
+    tmp = _write_temp(path, text, fsync=True)
+    try:
+        for n in range(MAX_SUFFIX + 1):
+            candidate = (
+                path if n == 0 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+            )
+            if _claim(tmp, candidate):
+                fsync_directory(path.parent)
+                return candidate
+    except OSError as exc:
+        raise ArtifactWriteError(path, exc) from None
+    finally:
+        _discard(tmp)
+    raise ArtifactWriteError(
+        path, FileExistsError(errno.EEXIST, f"no free name after {MAX_SUFFIX} tries")
+    )
+
+
+def fsync_directory(directory: Path) -> None:
+    """Push a rename in `directory` to disk, where the platform can (not Windows)."""
+    # a directory cannot be opened (Windows) or fsynced (some network filesystems)
+    # everywhere; the rename itself is still atomic there, only less durable
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
-            continue
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        return candidate
-    raise FileExistsError(f"{path}: no free name after 999 tries")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written (a short write precedes ENOSPC)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_temp(path: Path, text: str, *, fsync: bool) -> Path:
+    """A temporary file beside `path` holding `text`; removed again if anything fails."""
+    tmp: Path | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+        )
+        tmp = Path(name)
+        try:
+            write_all(fd, text.encode("utf-8"))
+            if fsync:
+                os.fsync(fd)
+            os.fchmod(fd, 0o644)  # mkstemp makes 0600; artifacts are meant to be shared
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if tmp is not None:
+            _discard(tmp)
+        raise ArtifactWriteError(path, exc) from None
+    except BaseException:
+        if tmp is not None:
+            _discard(tmp)
+        raise
+    return tmp
+
+
+def _discard(tmp: Path) -> None:
+    # the write's own error is the one to report; a leftover hidden temp file is not
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
+
+
+def _claim(tmp: Path, candidate: Path) -> bool:
+    """Give `tmp`'s content the name `candidate` unless it is taken."""
+    try:
+        os.link(tmp, candidate)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+    try:  # no hard links: an empty placeholder claims the name, the rename fills it
+        os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return False
+    try:
+        os.replace(tmp, candidate)
+    except BaseException:
+        candidate.unlink(missing_ok=True)  # our own empty placeholder
+        raise
+    return True

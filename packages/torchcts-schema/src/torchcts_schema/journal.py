@@ -7,42 +7,66 @@ cut short by a kill is tolerated at the end of the file and repaired before appe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from torchcts_schema import codec
-from torchcts_schema.errors import ArtifactError
+from torchcts_schema.atomic import write_all
+from torchcts_schema.errors import ArtifactError, ArtifactWriteError
+from torchcts_schema.integrity import check_block
+from torchcts_schema.layout import ResultsLayout
 from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
-
-JOURNAL_SUFFIX = "_journal.jsonl"
 
 
 def journal_path(results_dir: Path, run_key: str) -> Path:
     """Where the journal of a run key lives."""
-    return results_dir / f"{run_key}{JOURNAL_SUFFIX}"
+    return ResultsLayout(results_dir, run_key).journal
 
 
 class JournalWriter:
-    """Appends typed lines; `fsync=True` also survives power loss, at a per-case cost."""
+    """Appends typed lines; `fsync=True` also survives power loss, at a per-case cost.
+
+    Each line goes to the OS in one ``os.write`` of the whole line, so a failed write
+    (a full disk) leaves at most a partial last line; the writer then cuts the file
+    back to its last complete line and raises `ArtifactWriteError`. Every line
+    appended before stays readable.
+    """
 
     def __init__(self, path: Path, *, fsync: bool = False) -> None:
         self.path = path
         self._fsync = fsync
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _drop_partial_tail(path)
-        self._fh: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _drop_partial_tail(path)
+            self._fd: int | None = os.open(
+                path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+            self._size = os.fstat(self._fd).st_size
+        except OSError as exc:
+            raise ArtifactWriteError(path, exc) from None
 
     def append(self, line_type: str, payload: JsonDict) -> None:
         """Write one line and push it to the OS before returning."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: journal writer is closed")
         text = json.dumps({"type": line_type, **payload}, separators=(",", ":"))
-        self._fh.write(text + "\n")
-        self._fh.flush()
-        if self._fsync:
-            os.fsync(self._fh.fileno())
+        data = (text + "\n").encode("utf-8")
+        try:
+            write_all(self._fd, data)
+            if self._fsync:
+                os.fsync(self._fd)
+        except OSError as exc:
+            # a partial line would be repaired by the next reader anyway; cutting it
+            # now keeps the file a whole number of lines for a writer that retries
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+            raise ArtifactWriteError(self.path, exc) from None
+        self._size += len(data)
 
     def run_start(self, metadata: RunMetadata, *, resumed: bool = False) -> None:
         """Mark the start (or resumption) of a run with its metadata."""
@@ -71,8 +95,9 @@ class JournalWriter:
 
     def close(self) -> None:
         """Close the file; safe to call twice."""
-        if not self._fh.closed:
-            self._fh.close()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
     def __enter__(self) -> JournalWriter:
         return self
@@ -128,6 +153,7 @@ def _apply(contents: JournalContents, line: JsonDict) -> None:
         contents.records[record.case_id] = record
         contents.case_lines += 1
     elif kind == "case_block":
+        check_block(line["records"])
         for record in codec.decode_records(line["records"]):
             contents.records.pop(record.case_id, None)
             contents.records[record.case_id] = record

@@ -4,6 +4,12 @@ It accepts a results directory, a ``<key>_latest.json`` (snapshot or reference),
 history artifact or a journal; follows references safely; prefers the journal when it
 holds more cases than the snapshot; and turns every malformed input into one
 `ArtifactError` that names the file.
+
+Every JSON artifact it loads is checked against its digest (format 2; format 1 has
+none), and a canonical one (anything but a recovery snapshot, whose counts lag its
+records during a run) must have metadata counts that agree with its records. A
+``<key>_latest.json`` or journal that is a symlink out of its directory is refused
+like a reference that leaves it.
 """
 
 from __future__ import annotations
@@ -14,9 +20,16 @@ from typing import Any
 
 from torchcts_schema.artifact import RESULT_FORMAT, RunArtifact, decode_artifact
 from torchcts_schema.errors import ArtifactError
-from torchcts_schema.journal import JOURNAL_SUFFIX, read_journal
+from torchcts_schema.integrity import DIGEST_KEY, check_counts, check_digest
+from torchcts_schema.journal import read_journal
+from torchcts_schema.layout import (
+    JOURNAL_SUFFIX,
+    LATEST_SUFFIX,
+    ResultsLayout,
+    run_key_of,
+)
 from torchcts_schema.records import RunMetadata
-from torchcts_schema.store import LATEST_SUFFIX, REFERENCE_FORMAT, REFERENCE_VERSION
+from torchcts_schema.store import REFERENCE_FORMAT, REFERENCE_VERSION
 
 MAX_REFERENCE_DEPTH = 8
 
@@ -28,6 +41,7 @@ def load_result(path: Path | str, *, run_key: str | None = None) -> RunArtifact:
         return load_result(find_latest(path, run_key=run_key))
     if not path.exists():
         raise ArtifactError(path, "no such file")
+    _refuse_escaping_link(path)
     if path.name.endswith(JOURNAL_SUFFIX):
         return rebuild_from_journal(path)
     return _load_json_artifact(path, root=path.parent, seen=[])
@@ -36,10 +50,8 @@ def load_result(path: Path | str, *, run_key: str | None = None) -> RunArtifact:
 def find_latest(results_dir: Path, *, run_key: str | None = None) -> Path:
     """The ``<key>_latest.json`` (or journal) of the only run key, or of `run_key`."""
     if run_key is not None:
-        for candidate in (
-            results_dir / f"{run_key}{LATEST_SUFFIX}",
-            results_dir / f"{run_key}{JOURNAL_SUFFIX}",
-        ):
+        layout = ResultsLayout(results_dir, run_key)
+        for candidate in (layout.latest, layout.journal):
             if candidate.exists():
                 return candidate
         raise ArtifactError(results_dir, f"no result for run key {run_key!r}")
@@ -57,14 +69,15 @@ def run_keys(results_dir: Path) -> set[str]:
     """Every run key with a latest file or a journal in `results_dir`."""
     keys = set()
     for entry in results_dir.iterdir():
-        for suffix in (LATEST_SUFFIX, JOURNAL_SUFFIX):
-            if entry.name.endswith(suffix) and not entry.name.startswith("."):
-                keys.add(entry.name[: -len(suffix)])
+        key = run_key_of(entry.name)
+        if key is not None:
+            keys.add(key)
     return keys
 
 
 def resolve_reference(path: Path) -> Path:
     """Follow references from `path` to the artifact file they end at."""
+    _refuse_escaping_link(path)
     seen: list[Path] = []
     current = path
     while True:
@@ -97,14 +110,30 @@ def _load_json_artifact(path: Path, *, root: Path, seen: list[Path]) -> RunArtif
         target = _reference_target(path, data, root=root, seen=seen)
         return _load_json_artifact(target, root=root, seen=seen)
     artifact = decode_artifact(data, str(path))
+    # decoded first, so a malformed file gets its own words rather than "mismatch"
+    if data.get("format_version") != 1 or DIGEST_KEY in data:
+        check_digest(data, str(path))
     snapshot = data.get("snapshot")
-    if isinstance(snapshot, dict) and path.name.endswith(LATEST_SUFFIX):
-        journal = path.with_name(path.name[: -len(LATEST_SUFFIX)] + JOURNAL_SUFFIX)
+    if not isinstance(snapshot, dict):
+        check_counts(artifact.metadata.counts, artifact.records, str(path))
+    elif path.name.endswith(LATEST_SUFFIX):
+        key = path.name[: -len(LATEST_SUFFIX)]
+        journal = ResultsLayout(path.parent, key).journal
         if journal.exists():
+            _refuse_escaping_link(journal)
             contents = read_journal(journal)
             if contents.case_lines > snapshot.get("journal_cases", 0):
                 return rebuild_from_journal(journal)
     return artifact
+
+
+def _refuse_escaping_link(path: Path) -> None:
+    """A symlinked latest file or journal must stay in its own directory."""
+    # the same rule a reference target obeys: nothing outside results/ is read
+    if path.is_symlink() and not path.resolve().is_relative_to(path.parent.resolve()):
+        raise ArtifactError(
+            path, "is a symlink to a file outside its results directory"
+        )
 
 
 def _read_json(path: Path) -> Any:

@@ -16,21 +16,20 @@ from pathlib import Path
 
 from torchcts_schema.artifact import RunArtifact, encode_artifact
 from torchcts_schema.atomic import write_atomic, write_once
+from torchcts_schema.layout import ResultsLayout
 
 REFERENCE_FORMAT = "torchcts-reference"
 REFERENCE_VERSION = 1
-LATEST_SUFFIX = "_latest.json"
-HISTORY_SUFFIX = "_history"
 
 
 def latest_path(results_dir: Path, run_key: str) -> Path:
     """``<key>_latest.json``."""
-    return results_dir / f"{run_key}{LATEST_SUFFIX}"
+    return ResultsLayout(results_dir, run_key).latest
 
 
 def history_dir(results_dir: Path, run_key: str) -> Path:
     """``<key>_history/``."""
-    return results_dir / f"{run_key}{HISTORY_SUFFIX}"
+    return ResultsLayout(results_dir, run_key).history_dir
 
 
 def utc_stamp(moment: datetime | None = None) -> str:
@@ -87,11 +86,11 @@ class SnapshotWriter:
 
 def write_history(results_dir: Path, run_key: str, artifact: RunArtifact) -> Path:
     """Write the canonical artifact once and point ``<key>_latest.json`` at it."""
+    layout = ResultsLayout(results_dir, run_key)
     target = write_once(
-        history_dir(results_dir, run_key) / f"{utc_stamp()}.json",
-        encode_artifact(artifact),
+        layout.history_dir / f"{utc_stamp()}.json", encode_artifact(artifact)
     )
-    write_reference(latest_path(results_dir, run_key), target)
+    write_reference(layout.latest, target)
     return target
 
 

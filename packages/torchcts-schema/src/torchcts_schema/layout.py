@@ -1,0 +1,156 @@
+"""The results directory's layout: every file and folder name a run leaves, in one place.
+
+Writers and readers ask a `ResultsLayout` for a path instead of spelling a suffix, so a
+name can change (or be audited) here alone. Node ids keep their own home in
+`identity` (`NODE_PREFIX`, `node_id_for_case`); the layout only names files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from torchcts_schema.errors import ArtifactError
+
+LATEST_SUFFIX = "_latest.json"
+HISTORY_SUFFIX = "_history"
+JOURNAL_SUFFIX = "_journal.jsonl"
+RUNLOG_SUFFIX = "_runlog.txt"
+PREV_SUFFIX = ".prev"  # the file a fresh run set aside
+CRASHES_SUFFIX = "_crashes"
+SCRATCH_SUFFIX = "_scratch"  # hidden: ``.<key>_scratch``
+PROBE_FAILURES_INFIX = "_harness_probe_failures_"
+ORACLE_FAILURES_INFIX = "_opinfo_oracle_failures_"
+PER_PROCESS_SUFFIX = ".jsonl"
+ADAPTIVE_SUFFIX = "_adaptive_isolation.json"
+LOCK_SUFFIX = ".lock"
+REPORT_SUFFIXES = (".md", ".html", ".junit.xml")
+COVERAGE_DIR = "coverage"
+HISTORY_GLOB = "*.json"
+CRASH_GLOB = "*.json"
+
+
+@dataclass(frozen=True)
+class ResultsLayout:
+    """The paths of one run key's files in one results directory."""
+
+    results_dir: Path
+    run_key: str
+
+    def __post_init__(self) -> None:
+        # a key with a separator would name a file outside results_dir
+        if not self.run_key or "/" in self.run_key or "\\" in self.run_key:
+            raise ArtifactError(
+                self.results_dir, f"run key {self.run_key!r} is not a plain file name"
+            )
+        object.__setattr__(self, "results_dir", Path(self.results_dir))
+
+    def _named(self, suffix: str) -> Path:
+        return self.results_dir / f"{self.run_key}{suffix}"
+
+    @property
+    def latest(self) -> Path:
+        """``<key>_latest.json``: the recovery snapshot, then the reference."""
+        return self._named(LATEST_SUFFIX)
+
+    @property
+    def history_dir(self) -> Path:
+        """``<key>_history/``: one canonical artifact per completed run."""
+        return self._named(HISTORY_SUFFIX)
+
+    @property
+    def journal(self) -> Path:
+        """``<key>_journal.jsonl``: one line per finished case."""
+        return self._named(JOURNAL_SUFFIX)
+
+    @property
+    def journal_prev(self) -> Path:
+        """``<key>_journal.jsonl.prev``: the journal a fresh run set aside."""
+        return self._named(JOURNAL_SUFFIX + PREV_SUFFIX)
+
+    def report(self, suffix: str) -> Path:
+        """``<key>.md``, ``<key>.html`` or ``<key>.junit.xml``."""
+        if suffix not in REPORT_SUFFIXES:
+            raise ValueError(
+                f"report suffix {suffix!r} is not one of {REPORT_SUFFIXES}"
+            )
+        return self._named(suffix)
+
+    @property
+    def runlog(self) -> Path:
+        """``<key>_runlog.txt``: the latest test starts."""
+        return self._named(RUNLOG_SUFFIX)
+
+    @property
+    def runlog_prev(self) -> Path:
+        """``<key>_runlog.txt.prev``: the runlog a fresh run set aside."""
+        return self._named(RUNLOG_SUFFIX + PREV_SUFFIX)
+
+    @property
+    def crashes_dir(self) -> Path:
+        """``<key>_crashes/``: one record per crash, timeout or hang."""
+        return self._named(CRASHES_SUFFIX)
+
+    @property
+    def scratch(self) -> Path:
+        """``.<key>_scratch/``: hidden working space of isolated children."""
+        return self.results_dir / f".{self.run_key}{SCRATCH_SUFFIX}"
+
+    def probe_failures(self, pid: int) -> Path:
+        """``<key>_harness_probe_failures_<pid>.jsonl`` of one process."""
+        return self._named(f"{PROBE_FAILURES_INFIX}{pid}{PER_PROCESS_SUFFIX}")
+
+    def oracle_failures(self, pid: int) -> Path:
+        """``<key>_opinfo_oracle_failures_<pid>.jsonl`` of one process."""
+        return self._named(f"{ORACLE_FAILURES_INFIX}{pid}{PER_PROCESS_SUFFIX}")
+
+    @property
+    def adaptive_decisions(self) -> Path:
+        """``<key>_adaptive_isolation.json``: isolation chosen from prior evidence."""
+        return self._named(ADAPTIVE_SUFFIX)
+
+    @property
+    def lock(self) -> Path:
+        """``<key>.lock``: held by the one run writing this key."""
+        return self._named(LOCK_SUFFIX)
+
+    @property
+    def coverage_dir(self) -> Path:
+        """``coverage/``: shared by every run key of the directory."""
+        return self.results_dir / COVERAGE_DIR
+
+    def glob(self, kind: str) -> list[Path]:
+        """The existing files of one kind, sorted: ``probe_failures``,
+        ``oracle_failures``, ``history`` or ``crashes``."""
+        directory, pattern = self._globs()[kind]
+        return sorted(directory.glob(pattern)) if directory.is_dir() else []
+
+    def _globs(self) -> dict[str, tuple[Path, str]]:
+        key = _glob_escape(self.run_key)
+        return {
+            "probe_failures": (
+                self.results_dir,
+                f"{key}{PROBE_FAILURES_INFIX}*{PER_PROCESS_SUFFIX}",
+            ),
+            "oracle_failures": (
+                self.results_dir,
+                f"{key}{ORACLE_FAILURES_INFIX}*{PER_PROCESS_SUFFIX}",
+            ),
+            "history": (self.history_dir, HISTORY_GLOB),
+            "crashes": (self.crashes_dir, CRASH_GLOB),
+        }
+
+
+def run_key_of(name: str) -> str | None:
+    """The run key a ``<key>_latest.json`` or ``<key>_journal.jsonl`` name belongs to."""
+    if name.startswith("."):
+        return None  # temporary files of atomic writes, scratch space
+    for suffix in (LATEST_SUFFIX, JOURNAL_SUFFIX):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
+def _glob_escape(text: str) -> str:
+    # glob.escape would do, but it treats a drive prefix specially on Windows
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
