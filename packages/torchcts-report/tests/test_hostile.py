@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 from torchcts_report import load_input, render_html, render_junit, render_markdown
-from torchcts_schema import ArtifactError, CrashInfo, CrashKind, Status
+from torchcts_schema import ArtifactError, CrashInfo, CrashKind, Status, artifact_digest
 
 EVIL = (
     "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&amp;"
@@ -201,6 +201,8 @@ def test_wrong_types_are_one_clear_error(tmp_path, syn, field, value, named):
         data["results"]["columns"][field] = {"codec": "const", "value": value}
     else:
         data["results"][0][field] = value
+    data.pop("digest", None)
+    data["digest"] = artifact_digest(data)  # a crafted file can carry a valid digest
     history.write_text(json.dumps(data))
     with pytest.raises(ArtifactError) as info:
         load_input(tmp_path)

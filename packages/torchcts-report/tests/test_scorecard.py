@@ -6,8 +6,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from torchcts_report import load_input, render_markdown
-from torchcts_schema import NextFix, Status
+from torchcts_schema import ArtifactError, NextFix, Status
 
 
 def _render(tmp_path: Path, syn, artifact=None) -> str:  # type: ignore[no-untyped-def]
@@ -436,11 +437,12 @@ def test_no_reference_diagnostics_says_so(tmp_path, syn):
     assert "No oracle failure records were found." in _render(tmp_path, syn)
 
 
-def test_metadata_counts_that_disagree_are_flagged(tmp_path, syn):
-    """Counts in the metadata that differ from the records are shown as such."""
+def test_metadata_counts_that_disagree_are_refused(tmp_path, syn):
+    """A canonical result whose metadata counts differ from its records is refused
+    with one line naming the counts (a flipped status cannot pass as a note)."""
     art = syn.artifact([syn.record()], counts={"passed": 5, "failed": 0})
-    text = _section(_render(tmp_path, syn, art), "Status counts")
-    assert "The run metadata states other counts (failed 0, passed 5)" in text
+    with pytest.raises(ArtifactError, match=r"metadata counts disagree.*passed 5 vs 1"):
+        _render(tmp_path, syn, art)
 
 
 def test_metadata_counts_that_agree_are_quiet(tmp_path, syn):
