@@ -265,3 +265,55 @@ def test_resume_refuses_a_journal_of_another_run(pytester: pytest.Pytester) -> N
     assert journal.read_bytes() == before
     status = json.loads(json.dumps(read_journal(journal).metadata.options))  # type: ignore[union-attr]
     assert status["case_timeout_s"] == 1
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> object:
+    """A 2 MiB tmpfs (root only); skipped, saying why, where mounting is refused."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_disk_full_is_one_line_and_resume_continues(
+    pytester: pytest.Pytester, tiny_disk: Path
+) -> None:
+    """ENOSPC mid-run: one line naming the file, no traceback, every journaled record
+    readable; once there is space --resume completes the run."""
+    write_manifest(pytester, ["ok", "wrong"], MAX_SAMPLES_PER_OP=150)
+    results = tiny_disk / "results"
+    filler = tiny_disk / "filler"
+    filler.write_bytes(b"\0" * (2 * 1024 * 1024 - 160 * 1024))
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    env.pop("PYTEST_XDIST_WORKER", None)
+    cli = [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "manifest.py",
+           "--torchcts-case-source", "fakecases", "--quiet", "-n", "0",
+           "--results", str(results)]  # fmt: skip
+    full = subprocess.run(
+        cli, cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300
+    )
+    output = full.stdout + full.stderr
+    assert full.returncode == 3, output
+    assert "Traceback" not in output and "INTERNALERROR" not in output, output
+    assert "no space left on device" in output
+    (journal,) = results.glob("*_journal.jsonl")
+    written = read_journal(journal)
+    assert 0 < len(written.records) < 300
+    filler.unlink()
+    resumed = subprocess.run(
+        [*cli, "--resume"], cwd=pytester.path, env=env, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr
+    artifact = load_result(results)
+    assert artifact.metadata.completed_normally and len(artifact.results) == 300

@@ -249,6 +249,10 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
         print(f"torchcts-run: run interrupted; partial report: {report}; continue "
               f"with: torchcts-run ... --resume --results {results}", flush=True)  # fmt: skip
         return 128 + signum
+    if status.get("write_error"):
+        print(f"torchcts-run: results could not be written ({status['write_error']}); "
+              "free space, then continue with --resume", flush=True)  # fmt: skip
+        return INTERNAL
     if status.get("backend_unusable"):
         print(f"torchcts-run: the backend could not be imported or its device is "
               f"unusable (see the probe table); report: {report}", flush=True)  # fmt: skip

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from torchcts_isolate import decide_adaptive, may_be_external, write_adaptive_decisions
 from torchcts_schema import (
+    ArtifactWriteError,
     CaseRecord,
     JournalContents,
     NextFix,
@@ -42,7 +43,7 @@ from torchcts_schema import (
 )
 
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
-from torchcts_runner.controller import ResumeError, RunController
+from torchcts_runner.controller import FinishSummary, ResumeError, RunController
 from torchcts_runner.crashes import read_evidence
 from torchcts_runner.crashrecords import CrashRecorder
 from torchcts_runner.hardware import hardware_key
@@ -103,6 +104,8 @@ class ControllerRole:
         self._plan_dir: Path | None = None
         self.probes: ProbeRun | None = None
         self.backend_unusable = False  # the import or device probe failed
+        self.write_error: ArtifactWriteError | None = None  # the disk is full
+        self.session: pytest.Session | None = None
 
     # -- before the run: read-only --------------------------------------------------
 
@@ -223,7 +226,12 @@ class ControllerRole:
             adaptive = decide_adaptive(s.results_dir, self.run_key, torch_version())
             write_adaptive_decisions(s.results_dir, adaptive)
             self.decisions.adaptive = sorted(adaptive.cases)
-        self.controller.open(prior)
+        try:
+            self.controller.open(prior)
+        except ArtifactWriteError as exc:
+            self.started = False
+            self.lock.release()
+            pytest.exit(f"TorchCTS: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
         if prior is not None:
             self._apply_findings(prior)
         self._publish_decisions()
@@ -283,6 +291,7 @@ class ControllerRole:
         if self.config.option.collectonly:
             yield
             return
+        self.session = session
         self.plan = self._plan()
         nothing = (
             not session.items
@@ -354,14 +363,39 @@ class ControllerRole:
             record = self._record_without_data(case_id, report)
             if record is None:
                 return
+        if self.write_error is not None:
+            return  # the disk is full: what is journaled stays; the rest reruns
         if (
             record.status is Status.CRASHED
             and record.crash
             and not record.crash.evidence
         ):
             record = self.crashes.with_evidence(record, defer_repro=True)
-        self.controller.record(record)
+        try:
+            self.controller.record(record)
+        except ArtifactWriteError as exc:
+            self._stop_writing(exc)
+            return
         self.in_flight.pop(report.nodeid, None)
+
+    def _stop_writing(self, exc: ArtifactWriteError) -> None:
+        """A write failed (disk full, read-only...): say so once and stop the run.
+
+        Every record journaled before it stays; `--resume` continues once there is
+        space. The cases still running are not recorded, so they run again then.
+        """
+        self.write_error = exc
+        self._write(
+            f"TorchCTS: {for_terminal(str(exc), keep_newlines=False)}; the journal "
+            "keeps every case finished before it: free space, then continue with "
+            "--resume\n"
+        )
+        message = "results could not be written"
+        if self.session is not None:
+            self.session.shouldstop = message
+        dsession = self.config.pluginmanager.get_plugin("dsession")
+        if dsession is not None:
+            dsession.shouldstop = message
 
     def _record_without_data(
         self, case_id: str, report: pytest.TestReport
@@ -494,20 +528,20 @@ class ControllerRole:
         self.crashes.wait_for_repros()
         expected = self.plan.planned_ids if self.plan is not None else []
         name = _signal_label(signum)
-        done = self.controller.finish(
-            expected, interrupted=interrupted, interrupted_by=name
-        )
-        status_file = self.config.getoption("torchcts_status_file")
-        if status_file:  # tells torchcts-run the session really ended
-            status = {
-                "report": str(done.report),
-                "complete": done.complete,
-                "interrupted_by": signum,
-                "counts": done.counts,
-                "results": str(self.settings.results_dir),
-                "backend_unusable": self.backend_unusable,
-            }
-            write_atomic(Path(status_file), json.dumps(status))
+        try:
+            done = self.controller.finish(
+                expected,
+                interrupted=interrupted or self.write_error is not None,
+                interrupted_by=name,
+            )
+        except ArtifactWriteError as exc:
+            self.controller.close()
+            if self.write_error is None:
+                self._stop_writing(exc)
+            self._write_status(None, complete=False)
+            self.summary_lines = [f"TorchCTS {self.run_key}: {exc}"]
+            return
+        self._write_status(done, complete=done.complete)
         counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
         self.summary_lines = [f"TorchCTS {self.run_key}: {counts or 'no cases'}"]
         if interrupted:
@@ -528,6 +562,22 @@ class ControllerRole:
             and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
         ):
             session.exitstatus = pytest.ExitCode.OK
+
+    def _write_status(self, done: FinishSummary | None, *, complete: bool) -> None:
+        """Tell torchcts-run how the session really ended (its exit status)."""
+        status_file = self.config.getoption("torchcts_status_file")
+        if not status_file:
+            return
+        status = {
+            "report": str(done.report) if done is not None else None,
+            "complete": complete,
+            "interrupted_by": interrupted_by(),
+            "counts": done.counts if done is not None else {},
+            "results": str(self.settings.results_dir),
+            "backend_unusable": self.backend_unusable,
+            "write_error": str(self.write_error) if self.write_error else None,
+        }
+        write_atomic(Path(status_file), json.dumps(status))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from torchcts_schema import (
     ArtifactError,
+    ArtifactWriteError,
     CaseRecord,
     JournalContents,
     JournalWriter,
@@ -118,7 +119,19 @@ class RunController:
         return prior
 
     def open(self, prior: JournalContents | None) -> None:
-        """Start the journal: fresh (the old one kept as ``.prev``) or continued."""
+        """Start the journal: fresh (the old one kept as ``.prev``) or continued.
+
+        Any failure to write (a full disk, a read-only directory) is one
+        `ArtifactWriteError` naming the path.
+        """
+        try:
+            self._open(prior)
+        except ArtifactWriteError:
+            raise
+        except OSError as exc:
+            raise ArtifactWriteError(exc.filename or self.results_dir, exc) from None
+
+    def _open(self, prior: JournalContents | None) -> None:
         self.results_dir.mkdir(parents=True, exist_ok=True)
         path = self.journal_file
         if prior is not None:
