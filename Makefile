@@ -5,6 +5,9 @@ NOX := $(BOOT)/bin/nox
 LEVEL ?=
 ARGS ?=
 RUN_ARGS := $(if $(LEVEL),--level $(LEVEL)) $(ARGS)
+RUNS := run run-cpu run-meta run-simdev run-cuda run-mps run-xpu
+# what the user typed, recorded as a run's command (the pytest line is kept beside it)
+$(RUNS): export TORCHCTS_USER_COMMAND = make $@$(if $(LEVEL), LEVEL=$(LEVEL))$(if $(ARGS), ARGS='$(ARGS)')
 
 .DEFAULT_GOAL := help
 .PHONY: help run test lint bench report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -93,16 +95,32 @@ def bench(session: nox.Session) -> None:
     session.run(_bin("python"), "bench/run.py", *session.posargs, external=True)
 
 
-def _run_device(session: nox.Session, device: str, extra: list[str]) -> None:
+def _torchcts_run(session: nox.Session, *args: str) -> None:
+    """Run torchcts-run and leave with its exit status (README: exit status), so a
+    CI job gates on the same codes whether it calls torchcts-run, nox or make.
+
+    SIGINT reaches torchcts-run through the process group and a SIGTERM is passed
+    on; this process waits for the partial report instead of dying first.
+    """
     _ensure_env(session)
+    proc = subprocess.Popen([_bin("torchcts-run"), *args])
+
+    def forward(signum: int, frame: object) -> None:
+        if signum == signal.SIGTERM and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, forward)
+    code = proc.wait()
+    if code:
+        session.log(f"torchcts-run exited with status {code} (README: exit status)")
+        sys.exit(code)  # nox would turn every failure into 1
+
+
+def _run_device(session: nox.Session, device: str, extra: list[str]) -> None:
     manifest = ROOT / "manifests" / f"{device}.py"
-    session.run(
-        _bin("torchcts-run"),
-        "--manifest",
-        str(manifest.relative_to(ROOT)),
-        *extra,
-        *session.posargs,
-        external=True,
+    _torchcts_run(
+        session, "--manifest", str(manifest.relative_to(ROOT)), *extra, *session.posargs
     )
 
 
@@ -122,8 +140,7 @@ for _device, _extra in DEVICES.items():
 @nox.session(python=False)
 def run(session: nox.Session) -> None:
     """The main job: run on the best device this machine has, then render the report."""
-    _ensure_env(session)
-    session.run(_bin("torchcts-run"), "--best-device", *session.posargs, external=True)
+    _torchcts_run(session, "--best-device", *session.posargs)
 
 
 @nox.session(python=False)
