@@ -7,7 +7,7 @@ ARGS ?=
 RUN_ARGS := $(if $(LEVEL),--level $(LEVEL)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint bench report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu
+.PHONY: help run test lint bench soak report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu
 
 $(NOX):
 	@$(PYTHON) -m venv $(BOOT) && $(BOOT)/bin/pip install -q --disable-pip-version-check nox
@@ -26,6 +26,9 @@ lint: $(NOX) ## ruff, mypy strict, import directions, evidence store
 
 bench: $(NOX) ## Print the benchmark table
 	$(NOX) -s bench
+
+soak: $(NOX) ## Kill and resume simdev runs; compare with an uninterrupted run
+	$(NOX) -s soak -- $(ARGS)
 
 report: $(NOX) ## Render reports from results/
 	$(NOX) -s report -- $(ARGS)

@@ -93,6 +93,13 @@ def bench(session: nox.Session) -> None:
     session.run(_bin("python"), "bench/run.py", *session.posargs, external=True)
 
 
+@nox.session(python=False)
+def soak(session: nox.Session) -> None:
+    """Interrupt and resume simdev runs; compare with one uninterrupted run (-- --cycles 10 --seed 1)."""
+    _ensure_env(session)
+    session.run(_bin("python"), "bench/soak.py", *session.posargs, external=True)
+
+
 def _run_device(session: nox.Session, device: str, extra: list[str]) -> None:
     _ensure_env(session)
     manifest = ROOT / "manifests" / f"{device}.py"
