@@ -1,11 +1,12 @@
 """``nox -s soak``: interrupt faulty simdev runs at random moments, resume them, and
 check that each resumed result is the uninterrupted one, case for case.
 
-One uninterrupted run of a fixed selection (about 90 cases of a few ops at level 2,
+One uninterrupted run of a fixed selection (58 cases of six ops at level 2,
 under a fault profile of deterministic faults) is the reference. Each cycle then starts
 the same run in a fresh results directory and, at a random moment between its first
-case start and near the end, either SIGKILLs the pytest controller, SIGKILLs one xdist
-worker, or sends SIGINT to the process group (Ctrl-C); then it resumes with
+case start and near the end, SIGKILLs the pytest controller, SIGKILLs one xdist worker,
+or sends SIGINT to the process group (Ctrl-C), the three in turns, in an order the
+seed draws; then it waits for every process of the run to end and resumes with
 ``--resume`` until the journal says the run ended (at most three resumes) and compares
 the final result with the reference (`soak_compare`). The last line is
 ``cycles N, records R, lost L, duplicated D, invented I, changed C``; the exit status
@@ -242,10 +243,14 @@ def reference(soak: Soak) -> tuple[dict[str, Outcome], float]:
 
 
 def cycle(
-    soak: Soak, index: int, rng: random.Random, ref: dict[str, Outcome], phase: float
+    soak: Soak,
+    index: int,
+    action: str,
+    rng: random.Random,
+    ref: dict[str, Outcome],
+    phase: float,
 ) -> Comparison:
     """One interrupted run, resumed to the end and compared; prints its line."""
-    action = rng.choice(ACTIONS)
     delay = rng.uniform(0, LATEST_KILL) * phase
     results = soak.root / f"cycle{index:02d}"
     began = time.monotonic()
@@ -295,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     options = parser.parse_args(argv)
     rng = random.Random(options.seed)
+    actions = rng.sample(ACTIONS, len(ACTIONS))  # in turn: 3 cycles try each once
     root = Path(tempfile.mkdtemp(prefix="torchcts-soak-"))
     soak = Soak(root, options.workers)
     total = Counter[str]()
@@ -307,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             print(exc, flush=True)
             return 2
         for index in range(1, options.cycles + 1):
-            result = cycle(soak, index, rng, ref, phase)
+            action = actions[(index - 1) % len(actions)]
+            result = cycle(soak, index, action, rng, ref, phase)
             total.update(result.counts)
             records += result.records
     finally:
