@@ -146,6 +146,21 @@ def _wait_first_start(run: procs.Run, results: Path) -> float | None:
     return None
 
 
+def _last_journal_growth(run: procs.Run, results: Path) -> float:
+    """Wait for the run to end (bounded); when its journal last grew (its run_end,
+    just after the last case), so interruptions land among cases, not in the report
+    rendering and process exits after them."""
+    deadline = run.started + RUN_LIMIT_S
+    size, last = -1, time.monotonic()
+    while time.monotonic() < deadline and not run.ended():
+        path = _journal(results)
+        now = path.stat().st_size if path is not None else -1
+        if now != size:
+            size, last = now, time.monotonic()
+        time.sleep(procs.POLL_S)
+    return last
+
+
 def _journal(results: Path) -> Path | None:
     found = sorted(results.glob("*_journal.jsonl"))
     return found[0] if found else None
@@ -224,8 +239,9 @@ def reference(soak: Soak) -> tuple[dict[str, Outcome], float]:
     results = soak.root / "reference"
     run = soak.start(results)
     first = _wait_first_start(run, results)
+    last = _last_journal_growth(run, results)
     code, killed = soak.finish(run, RUN_LIMIT_S)
-    phase = time.monotonic() - (first or run.started)
+    phase = last - (first or run.started)
     if first is None or code is None or not _run_ended(results):
         raise ReferenceFailed(
             f"soak: the reference run did not complete (exit {code}, killed {killed}); "
