@@ -10,7 +10,7 @@ RUNS := run run-cpu run-meta run-simdev run-cuda run-mps run-xpu
 $(RUNS): export TORCHCTS_USER_COMMAND = make $@$(if $(LEVEL), LEVEL=$(LEVEL))$(if $(ARGS), ARGS='$(ARGS)')
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint bench report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu
+.PHONY: help run test lint bench soak report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu
 
 $(NOX):
 	@$(PYTHON) -m venv $(BOOT) && $(BOOT)/bin/pip install -q --disable-pip-version-check nox
@@ -29,6 +29,9 @@ lint: $(NOX) ## ruff, mypy strict, import directions, evidence store
 
 bench: $(NOX) ## Print the benchmark table
 	$(NOX) -s bench
+
+soak: $(NOX) ## Kill and resume simdev runs; compare with an uninterrupted run
+	$(NOX) -s soak -- $(ARGS)
 
 report: $(NOX) ## Render reports from results/
 	$(NOX) -s report -- $(ARGS)

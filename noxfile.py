@@ -95,6 +95,13 @@ def bench(session: nox.Session) -> None:
     session.run(_bin("python"), "bench/run.py", *session.posargs, external=True)
 
 
+@nox.session(python=False)
+def soak(session: nox.Session) -> None:
+    """Interrupt and resume simdev runs; compare with one uninterrupted run (-- --cycles 10 --seed 1)."""
+    _ensure_env(session)
+    session.run(_bin("python"), "bench/soak.py", *session.posargs, external=True)
+
+
 def _torchcts_run(session: nox.Session, *args: str) -> None:
     """Run torchcts-run and leave with its exit status (README: exit status), so a
     CI job gates on the same codes whether it calls torchcts-run, nox or make.
