@@ -11,8 +11,11 @@ import os
 from pathlib import Path
 
 import torch
+from torchcts_schema import HostIdentity, scrub_text
 
 from torchcts_cases.spec import CaseSpec
+
+_IDENTITY = HostIdentity.current(roots=[os.getcwd()])
 
 
 def oracle_failures_path(results_dir: Path, run_key: str) -> Path:
@@ -34,7 +37,7 @@ def write_oracle_failure(
         "dtype": spec.dtype,
         "sample": spec.sample,
         "exception_type": type(cause).__name__,
-        "message": _scrub(str(exc))[:2000],
+        "message": scrub_text(str(exc), _IDENTITY)[:2000],
         "torch_version": torch.__version__,
     }
     path = oracle_failures_path(Path(results_dir), run_key)
@@ -42,11 +45,3 @@ def write_oracle_failure(
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")
         fh.flush()
-
-
-def _scrub(text: str) -> str:
-    """Remove the home directory and working directory: no host identity in artifacts."""
-    for prefix, token in ((os.getcwd(), "."), (str(Path.home()), "~")):
-        if prefix and prefix != "/":
-            text = text.replace(prefix, token)
-    return text

@@ -29,7 +29,7 @@ def render_reports(
     ]
     mode = _shared_mode()
     for path, text in outputs:
-        write_atomic(path, text, fsync=False)
+        write_atomic(path, text)
         # the atomic temp file is private (0600); a report is meant to be read by others
         path.chmod(mode)
     return [path for path, _ in outputs]

@@ -110,11 +110,20 @@ def _header(meta: RunMetadata) -> str:
         ("duration", md(duration_text(meta))),
         ("completed normally", "yes" if meta.completed_normally else "**no**"),
     ]
+    if meta.resumes:
+        rows.append(("resumed", md(f"{meta.resumes} time(s) with --resume")))
+    if meta.interrupted_by:
+        rows.append(("interrupted by", md(meta.interrupted_by)))
     return "## Run\n\n" + table(["", ""], [[k, v] for k, v in rows])
 
 
 def duration_text(meta: RunMetadata) -> str:
-    """Wall time from the recorded start and end, or why it is unknown."""
+    """Time spent running (over every resumed attempt, when the runner counted it),
+    else wall time from the recorded start and end, or why it is unknown."""
+    if meta.active_s is not None:
+        return _clock(float(meta.active_s)) + (
+            " spent running (interruptions not counted)" if meta.resumes else ""
+        )
     if not meta.ended_at:
         return "unknown (no end time recorded)"
     try:
@@ -123,6 +132,10 @@ def duration_text(meta: RunMetadata) -> str:
         seconds = (end - start).total_seconds()
     except (ValueError, TypeError):
         return "unknown (unreadable start or end time)"
+    return _clock(seconds)
+
+
+def _clock(seconds: float) -> str:
     whole = int(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
