@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torchcts_schema import (
     HostIdentity,
@@ -181,6 +181,7 @@ MIXED = HostIdentity(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
+@example("<path>//w/p/w/p")  # removing a root joined the rest into another root
 def test_find_identity_finds_exactly_what_scrub_text_replaces(text: str) -> None:
     """find_identity is empty exactly when scrub_text changes nothing, and after it."""
     scrubbed = scrub_text(text, MIXED)

@@ -16,23 +16,12 @@ from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
-    CrashInfo,
+    CrashRecord,
     HostIdentity,
-    node_id_for_case,
     scrub_value,
     write_atomic,
 )
 
-CRASH_RECORD_FORMAT = "torchcts-crash-record"
-CRASH_RECORD_VERSION = 1
-PAYLOAD_KEYS = (
-    "case_id", "node_id", "run_key", "crash", "runlog_tail", "stderr_tail",
-    "traceback", "environment", "repro_command", "repro_script",
-)  # fmt: skip
-ENVIRONMENT_KEYS = (
-    "os", "python", "torch_version", "torchcts_version", "backend", "hardware_key",
-    "device",
-)  # fmt: skip
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-")
 _MAX_NAME = 180
 
@@ -66,21 +55,24 @@ def crash_record_path(results_dir: Path, run_key: str, case_id: str) -> Path:
 
 
 def write_crash_record(
-    results_dir: Path, run_key: str, payload: dict[str, Any]
+    results_dir: Path, run_key: str, record: CrashRecord | dict[str, Any]
 ) -> Path:
     """Check, scrub and atomically write one crash record; returns its path.
 
-    Required: ``case_id`` and ``crash`` (a `CrashInfo` dict). Missing optional keys
-    are written as null (lists as []), so every record has the same shape. Keys
-    beyond the contract's are kept (scrubbed too). A second crash of the same case
-    in the same run replaces the first: the record describes the latest run.
+    A dict is checked as a `CrashRecord` first (``case_id`` and ``crash`` required;
+    missing optional keys are written as null, lists as []), so every file has the
+    same shape. A second crash of the same case in the same run replaces the first:
+    the record describes the latest run.
     """
-    record = _checked(payload, run_key)
+    if not isinstance(record, CrashRecord):
+        record = CrashRecord.from_dict(record, run_key)
+    body = record.to_dict()
+    body["run_key"] = run_key
     identity = HostIdentity.current(roots=[os.getcwd()])
-    clean = scrub_value(json.loads(json.dumps(record, default=str)), identity)
-    clean["case_id"], clean["node_id"] = record["case_id"], record["node_id"]
+    clean = scrub_value(json.loads(json.dumps(body, default=str)), identity)
+    clean["case_id"], clean["node_id"] = body["case_id"], body["node_id"]
     clean["run_key"] = run_key
-    path = crash_record_path(Path(results_dir), run_key, record["case_id"])
+    path = crash_record_path(Path(results_dir), run_key, record.case_id)
     text = json.dumps(clean, indent=1, ensure_ascii=False, default=str)
     write_atomic(path, text + "\n")
     return path
@@ -95,49 +87,7 @@ def read_crash_record(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or "case_id" not in data or "crash" not in data:
         raise ArtifactError(path, "crash record lacks case_id or crash")
     try:
-        CrashInfo.from_dict(data["crash"])
+        CrashRecord.from_dict(data)
     except ArtifactError as exc:
         raise ArtifactError(path, exc.problem) from None
     return data
-
-
-def _checked(payload: dict[str, Any], run_key: str) -> dict[str, Any]:
-    if not isinstance(payload, dict):
-        raise ArtifactError(None, "crash record payload must be a dict")
-    case_id = payload.get("case_id")
-    if not isinstance(case_id, str) or not case_id:
-        raise ArtifactError(None, "crash record payload lacks 'case_id'")
-    crash = payload.get("crash")
-    if isinstance(crash, CrashInfo):
-        crash = crash.to_dict()
-    if not isinstance(crash, dict):
-        raise ArtifactError(None, f"crash record of {case_id}: 'crash' must be a dict")
-    try:
-        CrashInfo.from_dict(crash)
-    except ArtifactError as exc:
-        raise ArtifactError(None, f"crash record of {case_id}: {exc.problem}") from None
-    record: dict[str, Any] = {
-        "format": CRASH_RECORD_FORMAT,
-        "version": CRASH_RECORD_VERSION,
-    }
-    for key in PAYLOAD_KEYS:
-        record[key] = payload.get(key)
-    record.update({k: v for k, v in payload.items() if k not in record})
-    record["crash"] = dict(crash)
-    record["node_id"] = payload.get("node_id") or node_id_for_case(case_id)
-    record["run_key"] = run_key
-    for key in ("runlog_tail", "repro_command"):
-        value = record[key]
-        if value is None:
-            record[key] = []
-        elif not isinstance(value, list | tuple):
-            raise ArtifactError(
-                None, f"crash record of {case_id}: '{key}' must be a list"
-            )
-    env = {} if record["environment"] is None else record["environment"]
-    if not isinstance(env, dict):
-        raise ArtifactError(
-            None, f"crash record of {case_id}: 'environment' must be a dict"
-        )
-    record["environment"] = {**{k: env.get(k) for k in ENVIRONMENT_KEYS}, **env}
-    return record

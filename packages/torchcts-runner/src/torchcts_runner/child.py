@@ -1,4 +1,7 @@
-"""The entry point a child interpreter calls: ``torchcts_runner.child:run_case``.
+"""The entry points a child interpreter calls: ``torchcts_runner.child:run_case``
+(one case) and ``torchcts_runner.child:warm_child`` (once, before it takes cases).
+
+Nothing here imports pytest, so an isolation child stays a light interpreter.
 
 `torchcts_isolate` starts a fresh interpreter (or a warm one) and calls
 ``run_case(payload)``; it returns ``CaseRecord.to_dict()``. Payload keys: ``case_id``,
@@ -9,12 +12,15 @@ is cached per process, so a warm child pays for the manifest and imports once.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from torchcts_schema import JsonDict, load_manifest
 
+from torchcts_runner.backend import ensure_backend
 from torchcts_runner.casesource import DEFAULT_CASE_SOURCE, load_case_source
 from torchcts_runner.execute import CaseContext, execute_case
 from torchcts_runner.timeouts import case_deadline
@@ -64,4 +70,22 @@ def run_case(payload: dict[str, Any]) -> JsonDict:
     return record.to_dict()
 
 
-__all__ = ["run_case"]
+def warm_child(args: dict[str, Any]) -> None:
+    """Run once in each isolation child before it takes cases: import and configure
+    the backend, let the case source load its catalogue and build one case's inputs
+    (on CPU), so that one-time cost never counts against (or times out) the first
+    case. Problems are left for the cases to report, exactly as in process."""
+    manifest = load_manifest(args["manifest"])
+    ensure_backend(manifest.backend_import, manifest.backend_options)
+    name = str(args.get("case_source") or "torchcts_cases")
+    with contextlib.suppress(Exception):
+        warm = getattr(importlib.import_module(name), "warm_up", None)
+        if callable(warm):
+            warm()
+    if args.get("case_id"):
+        with contextlib.suppress(Exception):  # inputs on CPU only: nothing runs here
+            source = load_case_source(name)
+            source.prepare(source.get_case(str(args["case_id"])), manifest)
+
+
+__all__ = ["run_case", "warm_child"]

@@ -489,7 +489,7 @@ class ControllerRole:
                 continue
             spec = self.crashes.specs.get(case_id)
             if spec is not None:
-                record = retry_isolated(spec, self.settings, self.run_key)
+                record = retry_isolated(spec, self.settings, self.run_key, self.crashes)
                 self.controller.record(record)
 
     @pytest.hookimpl(hookwrapper=True)

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from torchcts_isolate import write_crash_record
 from torchcts_schema import (
     CaseRecord,
     CrashInfo,
+    CrashRecord,
     NextFix,
     Status,
     node_id_for_case,
@@ -109,7 +109,22 @@ class CrashRecorder:
     def with_evidence(
         self, record: CaseRecord, fault: str = "", *, defer_repro: bool = False
     ) -> CaseRecord:
-        """Write the crash file for `record` and point its crash info at it.
+        """Write the crash file for `record` from a process's faulthandler text."""
+        tail = fault[-TAIL_CHARS:] if fault else ""
+        return self.file_crash(
+            record, stderr_tail=tail, traceback=tail or None, defer_repro=defer_repro
+        )
+
+    def file_crash(
+        self,
+        record: CaseRecord,
+        *,
+        stderr_tail: str,
+        traceback: str | None,
+        stdout_tail: str | None = None,
+        defer_repro: bool = False,
+    ) -> CaseRecord:
+        """The one builder of ``<key>_crashes/<case>.json``; points `record` at it.
 
         Building the repro script may import the OpInfo database (seconds). A
         controller that is still scheduling cases defers it to a background thread
@@ -123,29 +138,30 @@ class CrashRecorder:
         script = None
         if spec is not None and self.source is not None and not defer_repro:
             script = self.source.repro_source(spec, s.manifest, s.device)
-        tail = fault[-TAIL_CHARS:] if fault else ""
-        payload = {
-            "case_id": record.case_id,
-            "node_id": record.node_id,
-            "run_key": self.run_key,
-            "crash": record.crash.to_dict(),
-            "runlog_tail": tail_lines(runlog_path(s.results_dir, self.run_key)),
-            "stderr_tail": tail,
-            "traceback": tail or None,
-            "environment": environment_summary(
+        crash_record = CrashRecord(
+            case_id=record.case_id,
+            node_id=record.node_id,
+            run_key=self.run_key,
+            crash=record.crash,
+            runlog_tail=tail_lines(runlog_path(s.results_dir, self.run_key)),
+            stderr_tail=stderr_tail,
+            stdout_tail=stdout_tail,
+            traceback=traceback,
+            environment=environment_summary(
                 s.manifest.backend_name,
                 self.hardware_key,
                 s.device,
                 torch_version(),
                 __version__,
             ),
-            "repro_command": self.repro_command(record.case_id),
-            "repro_script": script,
-        }
+            repro_command=self.repro_command(record.case_id),
+            repro_script=script,
+            isolation=record.isolation,
+        )
         try:
-            path = write_crash_record(s.results_dir, self.run_key, payload)
+            path = write_crash_record(s.results_dir, self.run_key, crash_record)
             if defer_repro and spec is not None:
-                self._defer(payload, spec)
+                self._defer(crash_record, spec)
         except Exception as exc:  # the record stays honest without its file
             crash = replace(
                 record.crash,
@@ -155,19 +171,19 @@ class CrashRecorder:
         relative = Path(path).resolve().relative_to(s.results_dir.resolve()).as_posix()
         return replace(record, crash=replace(record.crash, evidence=relative))
 
-    def _defer(self, payload: dict[str, Any], spec: CaseSpecLike) -> None:
+    def _defer(self, crash_record: CrashRecord, spec: CaseSpecLike) -> None:
         if self._repros is None:
             # one thread, so the crash files of one case are rewritten in order
             self._repros = ThreadPoolExecutor(1, thread_name_prefix="torchcts-repro")
-        self._repros.submit(self._complete_repro, payload, spec)
+        self._repros.submit(self._complete_repro, crash_record, spec)
 
-    def _complete_repro(self, payload: dict[str, Any], spec: CaseSpecLike) -> None:
+    def _complete_repro(self, crash_record: CrashRecord, spec: CaseSpecLike) -> None:
         s = self.settings
         source = self.source
         script = source.repro_source(spec, s.manifest, s.device) if source else None
         if script is not None:
             write_crash_record(
-                s.results_dir, self.run_key, {**payload, "repro_script": script}
+                s.results_dir, self.run_key, replace(crash_record, repro_script=script)
             )
 
     def wait_for_repros(self) -> None:

@@ -32,6 +32,7 @@ from torchcts_runner.crashes import (
     leave_timeout_marker,
     scratch_dir,
 )
+from torchcts_runner.crashrecords import CrashRecorder
 from torchcts_runner.execute import CaseContext, execute_case
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
@@ -79,6 +80,12 @@ class ExecutorRole:
         # read-only (manifest, ledger), so a bad ledger is a usage error at start-up
         self._policy: IsolationPolicy | None = IsolationPolicy.from_options(
             {"isolate": settings.isolate, **self.payload_options()}
+        )
+        self._policy.recorder = CrashRecorder(
+            settings,
+            run_key,
+            self._policy.hardware_key or "",
+            lambda: load_case_source(settings.case_source),
         )
         self.current: str | None = None  # the node id running now
         self._context: CaseContext | None = None

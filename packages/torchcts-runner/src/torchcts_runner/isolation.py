@@ -24,19 +24,17 @@ or softened because it ran isolated.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from torchcts_isolate import (
     IsolatedOutcome,
     Ledger,
     WarmPool,
     load_ledger,
-    write_crash_record,
 )
 from torchcts_schema import (
     ArtifactError,
@@ -50,18 +48,16 @@ from torchcts_schema import (
     slug,
 )
 
-from torchcts_runner import __version__
-from torchcts_runner.backend import ensure_backend
-from torchcts_runner.casesource import CaseSpecLike, load_case_source, spec_fields
-from torchcts_runner.crashes import environment_summary, scratch_dir
+from torchcts_runner.casesource import CaseSpecLike, spec_fields
+from torchcts_runner.crashes import scratch_dir
+from torchcts_runner.crashrecords import CrashRecorder
 from torchcts_runner.isolation_decisions import DecisionReader
-from torchcts_runner.runlog import runlog_path, tail_lines
+from torchcts_runner.metadata import torch_version
+from torchcts_runner.options import ISOLATE_MODES
 from torchcts_runner.timeouts import grace_for
 
-ISOLATE_MODES = ("none", "ledger", "adaptive", "all")
-DEFAULT_ISOLATE = "adaptive"  # the contract's default: ledger rules plus adaptive
 CHILD_ENTRY = "torchcts_runner.child:run_case"
-WARM_ENTRY = "torchcts_runner.isolation:warm_child"
+WARM_ENTRY = "torchcts_runner.child:warm_child"
 POOL_SIZE = 2  # one spare: a crash costs the next isolated case only the handoff
 
 
@@ -88,6 +84,7 @@ class IsolationPolicy:
         self._modes: dict[str, str] = {}
         self._pool: WarmPool | None = None
         self.decisions: DecisionReader | None = None
+        self.recorder: CrashRecorder | None = None  # set by the process's executor
         if requested != "none" and options and options.get("results_dir"):
             scratch = scratch_dir(
                 Path(str(options["results_dir"])), str(options.get("run_key"))
@@ -103,8 +100,6 @@ class IsolationPolicy:
         rule and key. Nothing is written: adaptive decisions come from the
         controller, through the run's decisions file.
         """
-        import pytest  # only here: children import this module for `warm_child`
-
         requested = str(options.get("isolate") or "none")
         if requested not in ISOLATE_MODES:
             raise pytest.UsageError(
@@ -118,8 +113,6 @@ class IsolationPolicy:
             ledger = load_ledger(Path(ledger_path) if ledger_path else None)
         except ArtifactError as exc:
             raise pytest.UsageError(f"--isolate {requested}: {exc}") from None
-        from torchcts_runner.metadata import torch_version  # options imports us
-
         version = torch_version()
         return cls(
             requested,
@@ -239,49 +232,16 @@ class IsolationPolicy:
     def _with_crash_file(
         self, spec: CaseSpecLike, record: CaseRecord, outcome: IsolatedOutcome
     ) -> CaseRecord:
-        """Write ``<key>_crashes/<case>.json`` with the child's own evidence."""
-        assert record.crash is not None
-        opts = self.options
-        results = Path(str(opts["results_dir"]))
-        run_key = str(opts["run_key"])
-        script = None
-        if self.manifest is not None:
-            source = load_case_source(str(opts.get("case_source") or "torchcts_cases"))
-            script = source.repro_source(spec, self.manifest, str(opts["device"]))
-        from torchcts_runner.metadata import shareable_path  # options imports us
-
-        command = ["torchcts-run", "--manifest", shareable_path(str(opts["manifest"]))]
-        if opts.get("validation"):
-            command.append("--validation")
-        payload = {
-            "case_id": record.case_id,
-            "node_id": record.node_id,
-            "run_key": run_key,
-            "crash": record.crash.to_dict(),
-            "runlog_tail": tail_lines(runlog_path(results, run_key)),
-            "stderr_tail": outcome.stderr_tail,
-            "traceback": outcome.traceback,
-            "environment": environment_summary(
-                self.manifest.backend_name if self.manifest else "",
-                self.hardware_key or "",
-                str(opts["device"]),
-                self.torch_version or "unknown",
-                __version__,
-            ),
-            "repro_command": [*command, "-n", "0", record.node_id],
-            "repro_script": script,
-            "isolation": record.isolation,
-            "stdout_tail": outcome.stdout_tail,
-        }
-        try:
-            path = write_crash_record(results, run_key, payload)
-        except Exception as exc:  # the record stays honest without its file
-            crash = replace(
-                record.crash, detail=f"{record.crash.detail} (crash file: {exc})"
-            )
-            return replace(record, crash=crash)
-        evidence = path.resolve().relative_to(results.resolve()).as_posix()
-        return replace(record, crash=replace(record.crash, evidence=evidence))
+        """Write ``<key>_crashes/<case>.json`` with the child's own evidence, through
+        the run's one crash-record builder."""
+        if self.recorder is None:
+            return record
+        return self.recorder.file_crash(
+            record,
+            stderr_tail=outcome.stderr_tail,
+            traceback=outcome.traceback,
+            stdout_tail=outcome.stdout_tail,
+        )
 
     def _start_pool(self, warm_case: str) -> WarmPool:
         """The warm pool, started at the first isolated case; its children warm up on
@@ -315,24 +275,6 @@ class IsolationPolicy:
             self._pool = None
 
 
-def warm_child(args: dict[str, Any]) -> None:
-    """Run once in each isolation child before it takes cases: import and configure
-    the backend, let the case source load its catalogue and build one case's inputs
-    (on CPU), so that one-time cost never counts against (or times out) the first
-    case. Problems are left for the cases to report, exactly as in process."""
-    manifest = load_manifest(args["manifest"])
-    ensure_backend(manifest.backend_import, manifest.backend_options)
-    name = str(args.get("case_source") or "torchcts_cases")
-    with contextlib.suppress(Exception):
-        warm = getattr(importlib.import_module(name), "warm_up", None)
-        if callable(warm):
-            warm()
-    if args.get("case_id"):
-        with contextlib.suppress(Exception):  # inputs on CPU only: nothing runs here
-            source = load_case_source(name)
-            source.prepare(source.get_case(str(args["case_id"])), manifest)
-
-
 def _hardware_key(options: Mapping[str, Any], manifest: Manifest | None) -> str | None:
     """The hardware key (options, or the run key without its device prefix)."""
     if options.get("hardware_key"):
@@ -344,8 +286,5 @@ def _hardware_key(options: Mapping[str, Any], manifest: Manifest | None) -> str 
 
 __all__ = [
     "CHILD_ENTRY",
-    "DEFAULT_ISOLATE",
-    "ISOLATE_MODES",
     "IsolationPolicy",
-    "warm_child",
 ]

@@ -16,11 +16,12 @@ import pytest
 from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
 
 from torchcts_runner.casesource import DEFAULT_CASE_SOURCE
-from torchcts_runner.isolation import DEFAULT_ISOLATE, ISOLATE_MODES
 from torchcts_runner.run_folder import run_environment, subset_folder
 from torchcts_runner.selection import SelectionError, parse_shard
 
 DEFAULT_CASE_TIMEOUT_S = 120.0
+ISOLATE_MODES = ("none", "ledger", "adaptive", "all")
+DEFAULT_ISOLATE = "adaptive"  # the contract's default: ledger rules plus adaptive
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -246,4 +247,11 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     )
 
 
-__all__ = ["DEFAULT_CASE_TIMEOUT_S", "RunSettings", "add_options", "resolve_settings"]
+__all__ = [
+    "DEFAULT_CASE_TIMEOUT_S",
+    "DEFAULT_ISOLATE",
+    "ISOLATE_MODES",
+    "RunSettings",
+    "add_options",
+    "resolve_settings",
+]

@@ -14,13 +14,14 @@ from dataclasses import replace
 from torchcts_schema import CaseRecord
 
 from torchcts_runner.casesource import CaseSpecLike
+from torchcts_runner.crashrecords import CrashRecorder
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.isolation_decisions import RETRY
 from torchcts_runner.options import RunSettings
 
 
 def retry_isolated(
-    spec: CaseSpecLike, settings: RunSettings, run_key: str
+    spec: CaseSpecLike, settings: RunSettings, run_key: str, recorder: CrashRecorder
 ) -> CaseRecord:
     """Run `spec` once in a fresh isolation child from the controller."""
     case_id = spec.case_id
@@ -37,6 +38,7 @@ def retry_isolated(
         "device": s.device,
     }
     policy = IsolationPolicy.from_options(options)
+    policy.recorder = recorder
     try:
         payload = {
             "case_id": case_id,

@@ -11,6 +11,12 @@ from torchcts_schema.artifact import (
     encode_artifact,
 )
 from torchcts_schema.atomic import write_atomic, write_once
+from torchcts_schema.crash_record import (
+    CRASH_RECORD_FORMAT,
+    CRASH_RECORD_VERSION,
+    ENVIRONMENT_KEYS,
+    CrashRecord,
+)
 from torchcts_schema.errors import ArtifactError, ArtifactWriteError, ManifestError
 from torchcts_schema.gc_pause import gc_paused
 from torchcts_schema.identity import (
@@ -119,8 +125,11 @@ __version__ = "0.1.0"
 __all__ = [
     "CAPABILITY_NAMES",
     "CRASHES_SUFFIX",
+    "CRASH_RECORD_FORMAT",
+    "CRASH_RECORD_VERSION",
     "DEFAULT_UNSUPPORTED_PATTERNS",
     "DTYPE_NAMES",
+    "ENVIRONMENT_KEYS",
     "EXPECTED_SOURCE_MEANINGS",
     "FORMAT_VERSION",
     "HISTORY_SUFFIX",
@@ -142,6 +151,7 @@ __all__ = [
     "CaseRecord",
     "CrashInfo",
     "CrashKind",
+    "CrashRecord",
     "ExpectedSource",
     "HostIdentity",
     "JournalContents",
