@@ -126,7 +126,7 @@ class Soak:
 
 def _first_start(results: Path) -> bool:
     """Some case has started: the runlog holds a line with a sequence number."""
-    for path in results.glob("*_runlog.txt"):
+    for path in run_dir(results).glob("*_runlog.txt"):
         try:
             data = path.read_bytes()
         except OSError:
@@ -161,8 +161,15 @@ def _last_journal_growth(run: procs.Run, results: Path) -> float:
     return last
 
 
+def run_dir(results: Path) -> Path:
+    """Where the run writes: a subset run (this soak's --op selection) has its own
+    results folder under ``selections/``."""
+    folders = sorted((results / "selections").glob("*"))
+    return folders[0] if folders else results
+
+
 def _journal(results: Path) -> Path | None:
-    found = sorted(results.glob("*_journal.jsonl"))
+    found = sorted(run_dir(results).glob("*_journal.jsonl"))
     return found[0] if found else None
 
 
@@ -193,7 +200,7 @@ def _run_ended(results: Path) -> bool:
 def outcomes(results: Path) -> dict[str, Outcome]:
     """Case id -> outcome of every record the results directory holds."""
     try:
-        artifact = load_result(results)
+        artifact = load_result(run_dir(results))
     except ArtifactError:
         return {}
     return {
