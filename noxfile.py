@@ -77,13 +77,14 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def lint(session: nox.Session) -> None:
-    """ruff (lint and format check), mypy strict on src/, import directions, evidence store."""
+    """ruff (lint and format check), mypy strict on src/, import directions and cycles, evidence store."""
     _ensure_env(session)
     session.run(_bin("ruff"), "check", ".", external=True)
     session.run(_bin("ruff"), "format", "--check", ".", external=True)
     sources = [f"packages/torchcts-{p}/src" for p in PACKAGES]
     session.run(_bin("mypy"), *sources, external=True)
     session.run(_bin("python"), "tools/check_imports.py", external=True)
+    session.run(_bin("python"), "tools/check_cycles.py", external=True)
     if (ROOT / "tools" / "check_evidence.py").exists():
         session.run(_bin("python"), "tools/check_evidence.py", external=True)
 

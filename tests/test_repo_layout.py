@@ -94,3 +94,35 @@ def test_import_check_catches_a_planted_violation(tmp_path: Path) -> None:
     )
     problems = checker.check_package("torchcts_cases", cases)  # type: ignore[attr-defined]
     assert any("only torchcts_cases/opinfo_source.py" in p for p in problems)
+
+
+def test_no_import_cycles_today() -> None:
+    """No module of any package imports, even inside a function, one that imports it."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "check_cycles.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_cycle_check_catches_a_planted_cycle(tmp_path: Path) -> None:
+    """a -> b at module level and b -> a inside a function is a cycle, named with lines."""
+    src = tmp_path / "src"
+    package = src / "torchcts_demo"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from torchcts_demo.b import f\n")
+    (package / "b.py").write_text(
+        "def f():\n    from torchcts_demo import a  # worked around, still a cycle\n"
+        "    from . import a as again\n"
+    )
+    (package / "c.py").write_text("from torchcts_demo.a import f\n")  # not in a cycle
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "check_cycles.py"), str(src)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1, result.stdout
+    assert "torchcts_demo.a -> torchcts_demo.b -> torchcts_demo.a" in result.stdout
+    assert "b.py:2" in result.stdout and "torchcts_demo.c" not in result.stdout
