@@ -91,3 +91,24 @@ def test_abnormal_end_is_not_success(tmp_path: Path) -> None:
     done = _run(tmp_path, ["ok", "gilhang"], "-n", "0")
     assert done.returncode == 3, done.stdout + done.stderr
     assert "--resume" in done.stdout
+
+
+def test_backend_that_cannot_be_imported_exits_6(tmp_path: Path) -> None:
+    """A run whose backend import fails is never a success: exit 6, saying why."""
+    manifest = tmp_path / "m.py"
+    manifest.write_text(
+        'DEVICE = "cpu"\nBACKEND_IMPORT = "no_such_backend_module"\n'
+        'OPS = {"include": ["ok"]}\n'
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    env.pop("PYTEST_XDIST_WORKER", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "m.py",
+         "--torchcts-case-source", "fakecases", "--quiet", "-n", "0"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 6, done.stdout + done.stderr
+    assert "could not be imported" in done.stdout.strip().splitlines()[-1]

@@ -12,10 +12,16 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-from torchcts_schema import ArtifactError, ManifestError, load_manifest
+from torchcts_schema import ArtifactError, ManifestError, for_terminal, load_manifest
 
 USAGE_ERROR = 2
+
+
+def _print(*parts: object, **kwargs: Any) -> None:
+    """print, with artifact text made safe for a terminal (escape codes, surrogates)."""
+    print(*(for_terminal(str(p)) for p in parts), **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except (ManifestError, ArtifactError, ValueError, KeyError) as exc:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"torchcts-cases: error: {text}", file=sys.stderr)
+        _print(f"torchcts-cases: error: {text}", file=sys.stderr)
         return USAGE_ERROR
 
 
@@ -103,8 +109,8 @@ def _init(args: argparse.Namespace) -> int:
     load_manifest_text_check(text, args.output)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output} ({args.template} template, device {args.device!r})")
-    print(f"next: edit it, then `torchcts-cases check-manifest {args.output}`")
+    _print(f"wrote {args.output} ({args.template} template, device {args.device!r})")
+    _print(f"next: edit it, then `torchcts-cases check-manifest {args.output}`")
     return 0
 
 
@@ -120,8 +126,8 @@ def _check(args: argparse.Namespace) -> int:
 
     manifest, warnings = check_manifest(args.file)
     for warning in warnings:
-        print(f"warning: {args.file}: {warning}")
-    print(
+        _print(f"warning: {args.file}: {warning}")
+    _print(
         f"{args.file}: ok (device {manifest.device!r}, {len(manifest.dtypes)} dtypes, "
         f"{len(manifest.capabilities)} capabilities, level {manifest.level})"
     )
@@ -135,12 +141,12 @@ def _show_skips(args: argparse.Namespace) -> int:
         r.not_run_reason.value for r in selected.not_run if r.not_run_reason
     )
     level = args.level or manifest.level
-    print(f"manifest {args.manifest} (device {manifest.device!r}, level {level})")
-    print(f"  runnable   {len(selected.runnable):>8}")
-    print(f"  not_run    {len(selected.not_run):>8}")
+    _print(f"manifest {args.manifest} (device {manifest.device!r}, level {level})")
+    _print(f"  runnable   {len(selected.runnable):>8}")
+    _print(f"  not_run    {len(selected.not_run):>8}")
     for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"    {reason:<28}{count:>8}")
-    print(f"({time.perf_counter() - start:.1f}s, nothing executed)")
+        _print(f"    {reason:<28}{count:>8}")
+    _print(f"({time.perf_counter() - start:.1f}s, nothing executed)")
     return 0
 
 
@@ -163,16 +169,16 @@ def _coverage(args: argparse.Namespace) -> int:
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise ValueError(f"{summary_path}: not valid JSON ({exc})") from None
-        print(coverage.summary_markdown(summary), end="")
+        _print(coverage.summary_markdown(summary), end="")
         return 0
     rows = coverage.audit()
     out = coverage.write_coverage(args.results, rows)
     summary = coverage.summarize(rows)
-    print(coverage.summary_markdown(summary), end="")
-    print(f"wrote {out}/")
+    _print(coverage.summary_markdown(summary), end="")
+    _print(f"wrote {out}/")
     unknown = int(summary["counts"][coverage.UNKNOWN])
     if args.action == "check" and args.fail_on_unknown and unknown:
-        print(f"{unknown} overloads are unknown (see {out}/pending_review.json)")
+        _print(f"{unknown} overloads are unknown (see {out}/pending_review.json)")
         return 1
     return 0
 

@@ -9,12 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from torchcts_schema import ArtifactError, KnownCrashError
+from torchcts_schema import ArtifactError, KnownCrashError, for_terminal
 
 from torchcts_isolate.adaptive import decide_adaptive, write_adaptive_decisions
 from torchcts_isolate.audit import audit, load_case_list
 from torchcts_isolate.ledger import load_ledger
+
+
+def _print(*parts: object, **kwargs: Any) -> None:
+    """print, with artifact text made safe for a terminal (escape codes, surrogates)."""
+    print(*(for_terminal(str(p)) for p in parts), **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,12 +31,12 @@ def main(argv: list[str] | None = None) -> int:
             return _audit(args)
         return _adaptive(args)
     except KnownCrashError as exc:
-        print(f"error: {exc.where}:", file=sys.stderr)
+        _print(f"error: {exc.where}:", file=sys.stderr)
         for problem in exc.problems:
-            print(f"  {problem}", file=sys.stderr)
+            _print(f"  {problem}", file=sys.stderr)
         return 1
     except ArtifactError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
@@ -79,17 +85,17 @@ def _audit(args: argparse.Namespace) -> int:
         hardware_key=args.hardware_key,
     )
     count = f"{len(cases)} cases" if cases is not None else "no case list"
-    print(f"{len(ledger.rules)} rules checked against {count}")
+    _print(f"{len(ledger.rules)} rules checked against {count}")
     for label, found in result.matches.items():
-        print(f"{label}: matches {len(found)} case(s)")
+        _print(f"{label}: matches {len(found)} case(s)")
         for case_id in found:
-            print(f"  {case_id}")
+            _print(f"  {case_id}")
     for label, why in result.not_checked.items():
-        print(f"{label}: valid; matches not checked ({why})")
+        _print(f"{label}: valid; matches not checked ({why})")
     for warning in result.warnings:
-        print(f"warning: {warning}")
+        _print(f"warning: {warning}")
     for error in result.errors:
-        print(f"error: {error}", file=sys.stderr)
+        _print(f"error: {error}", file=sys.stderr)
     return 1 if result.errors else 0
 
 
@@ -97,11 +103,11 @@ def _adaptive(args: argparse.Namespace) -> int:
     decisions = decide_adaptive(args.results, args.run_key, args.torch_version)
     for case_id in sorted(decisions.cases):
         kinds = sorted({e["evidence"] for e in decisions.cases[case_id]})
-        print(f"{case_id}: isolate ({', '.join(kinds)})")
+        _print(f"{case_id}: isolate ({', '.join(kinds)})")
     for skipped in decisions.skipped:
-        print(f"skipped {skipped['source']}: {skipped['why']}")
+        _print(f"skipped {skipped['source']}: {skipped['why']}")
     if args.write:
-        print(f"wrote {write_adaptive_decisions(args.results, decisions)}")
+        _print(f"wrote {write_adaptive_decisions(args.results, decisions)}")
     return 0
 
 
