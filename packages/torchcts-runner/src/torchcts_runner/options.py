@@ -163,7 +163,7 @@ class RunSettings:
             "case_source": self.case_source,
             "case_timeout_s": self.case_timeout_s,
             "backend_options": dict(self.manifest.backend_options),
-            "environment": run_environment(),
+            "environment": run_environment(self.device),
             "selection": {
                 "node_ids": list(self.node_ids),
                 "keyword": self.keyword,

@@ -21,8 +21,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 MAX_NAME = 60
 ENV_PREFIX = "TORCHCTS_"
 USER_COMMAND_ENV = "TORCHCTS_USER_COMMAND"  # what the user typed (torchcts-run, make)
-# environment that says how a run was set up, never where (no paths, no identities)
-_ENV_SKIP = {"TORCHCTS_TEST_WORKERS", USER_COMMAND_ENV}
 
 
 def subset_folder(
@@ -55,18 +53,21 @@ def subset_folder(
     return f"{SELECTIONS}/{name}"
 
 
-def run_environment() -> dict[str, str]:
-    """``TORCHCTS_*`` settings in force (a backend's fault profile, for example).
+def run_environment(device: str) -> dict[str, str]:
+    """The environment that configures the backend under test, in force now.
 
-    A value that is a file path keeps only its name and a digest of its content, so
-    the record says which profile (and --resume sees an edited one) without saying
-    where it lives.
+    By convention a backend reads ``TORCHCTS_<DEVICE>_*`` (simdev's fault profile is
+    ``TORCHCTS_SIMDEV_PROFILE``), and PyTorch reads ``PYTORCH_*`` (the MPS CPU
+    fallback, allocator settings). Other variables (a CI job's, a harness's own) do
+    not change what a case means and are not recorded. A value that is a file path
+    keeps only its name and a digest of its content, so the record says which profile
+    (and --resume sees an edited one) without saying where it lives.
     """
+    prefixes = (f"{ENV_PREFIX}{device.upper()}_", "PYTORCH_")
     out = {}
     for name, value in sorted(os.environ.items()):
-        if not name.startswith(ENV_PREFIX) or name in _ENV_SKIP:
-            continue
-        out[name] = _describe_value(value)
+        if name.startswith(prefixes):
+            out[name] = _describe_value(value)
     return out
 
 
