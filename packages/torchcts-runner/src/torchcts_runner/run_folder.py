@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 SELECTIONS = "selections"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
+_DOTS = re.compile(r"\.{2,}")
 MAX_NAME = 60
 ENV_PREFIX = "TORCHCTS_"
 USER_COMMAND_ENV = "TORCHCTS_USER_COMMAND"  # what the user typed (torchcts-run, make)
@@ -46,7 +47,8 @@ def subset_folder(
     if not parts:
         return None
     whole = "_".join(parts)
-    name = _UNSAFE.sub("-", whole.replace("/", ".")).strip("-.") or "selection"
+    name = _UNSAFE.sub("-", whole.replace("/", "."))
+    name = _DOTS.sub(".", name).strip("-.") or "selection"  # never "." or ".."
     if len(name) > MAX_NAME or name != whole.replace("/", "."):
         digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:8]
         name = f"{name[: MAX_NAME - 9].rstrip('-.')}-{digest}"
