@@ -17,7 +17,7 @@ Edge = tuple[str, str, str]  # importer, imported, "file:line"
 
 
 def module_name(src: Path, path: Path) -> str:
-    """``torchcts_runner.control`` for ``src/torchcts_runner/control.py``."""
+    """``torchcts_runner.controller_hooks`` for ``src/torchcts_runner/control.py``."""
     parts = list(path.relative_to(src).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()

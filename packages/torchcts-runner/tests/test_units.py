@@ -16,7 +16,7 @@ from torchcts_runner.classify import (
     classify_verdict,
 )
 from torchcts_runner.cli import build_pytest_args, default_workers
-from torchcts_runner.crashes import read_evidence, timeout_marker_path
+from torchcts_runner.crash_evidence import read_evidence, timeout_marker_path
 from torchcts_runner.progress import Progress
 from torchcts_runner.runlog import SLOTS, WIDTH, RunLog, read_runlog
 from torchcts_runner.selection import SelectionError, in_shard, parse_shard

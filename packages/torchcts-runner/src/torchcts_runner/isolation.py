@@ -49,15 +49,15 @@ from torchcts_schema import (
 )
 
 from torchcts_runner.casesource import CaseSpecLike, spec_fields
-from torchcts_runner.crashes import scratch_dir
-from torchcts_runner.crashrecords import CrashRecorder
+from torchcts_runner.crash_evidence import scratch_dir
+from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.isolation_decisions import DecisionReader
 from torchcts_runner.metadata import torch_version
 from torchcts_runner.options import ISOLATE_MODES
 from torchcts_runner.timeouts import grace_for
 
-CHILD_ENTRY = "torchcts_runner.child:run_case"
-WARM_ENTRY = "torchcts_runner.child:warm_child"
+CHILD_ENTRY = "torchcts_runner.child_entry:run_case"
+WARM_ENTRY = "torchcts_runner.child_entry:warm_child"
 POOL_SIZE = 2  # one spare: a crash costs the next isolated case only the handoff
 
 

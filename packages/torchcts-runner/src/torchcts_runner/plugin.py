@@ -43,8 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the roles this process plays."""
     if not config.getoption("torchcts_manifest", None):
         return  # inert: nothing below is imported unless asked for
-    from torchcts_runner.control import ControllerRole
-    from torchcts_runner.executor import ExecutorRole
+    from torchcts_runner.controller_hooks import ControllerRole
+    from torchcts_runner.executor_hooks import ExecutorRole
     from torchcts_runner.options import resolve_settings
     from torchcts_runner.xdist_hooks import XdistControllerHooks
 

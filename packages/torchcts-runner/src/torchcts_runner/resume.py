@@ -25,7 +25,7 @@ from pathlib import Path
 from torchcts_isolate import may_be_external
 from torchcts_schema import CrashInfo, JournalContents, RunMetadata, case_id_for_node
 
-from torchcts_runner.crashes import orphaned_in, read_evidence
+from torchcts_runner.crash_evidence import orphaned_in, read_evidence
 from torchcts_runner.runlog import RunlogEntry, read_runlog
 
 INTERRUPTED = "interrupted_in_flight"

@@ -14,7 +14,7 @@ from dataclasses import replace
 from torchcts_schema import CaseRecord
 
 from torchcts_runner.casesource import CaseSpecLike
-from torchcts_runner.crashrecords import CrashRecorder
+from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.isolation_decisions import RETRY
 from torchcts_runner.options import RunSettings

@@ -26,7 +26,7 @@ from torchcts_schema import (
 
 from torchcts_runner import __version__
 from torchcts_runner.casesource import CaseSource, CaseSpecLike, spec_fields
-from torchcts_runner.crashes import environment_summary
+from torchcts_runner.crash_evidence import environment_summary
 from torchcts_runner.metadata import shareable_path, torch_version
 from torchcts_runner.options import RunSettings
 from torchcts_runner.runlog import runlog_path, tail_lines

@@ -1,7 +1,7 @@
 """Execute one case end to end: inputs on CPU, run on the device, judge, classify.
 
 No pytest import, so the same function runs in an xdist worker and in a child
-interpreter (`torchcts_runner.child`). Every way a case can end becomes exactly one
+interpreter (`torchcts_runner.child_entry`). Every way a case can end becomes exactly one
 `CaseRecord`; a `CaseTimeout` raised by the per-case limit becomes ``crashed``.
 """
 

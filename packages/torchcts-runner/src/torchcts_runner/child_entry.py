@@ -1,5 +1,5 @@
-"""The entry points a child interpreter calls: ``torchcts_runner.child:run_case``
-(one case) and ``torchcts_runner.child:warm_child`` (once, before it takes cases).
+"""The entry points a child interpreter calls: ``torchcts_runner.child_entry:run_case``
+(one case) and ``torchcts_runner.child_entry:warm_child`` (once, before it takes cases).
 
 Nothing here imports pytest, so an isolation child stays a light interpreter.
 
@@ -21,8 +21,8 @@ from typing import Any
 from torchcts_schema import JsonDict, load_manifest
 
 from torchcts_runner.backend import ensure_backend
+from torchcts_runner.case_execution import CaseContext, execute_case
 from torchcts_runner.casesource import DEFAULT_CASE_SOURCE, load_case_source
-from torchcts_runner.execute import CaseContext, execute_case
 from torchcts_runner.timeouts import case_deadline
 
 

@@ -32,7 +32,7 @@ from torchcts_schema import (
     write_history,
 )
 
-from torchcts_runner.crashes import scratch_dir
+from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.report import render_report
 from torchcts_runner.resume import resume_differences
 from torchcts_runner.runlog import RunLog, runlog_path
@@ -59,7 +59,7 @@ class FinishSummary:
     counts: dict[str, int]
 
 
-class RunController:
+class RunWriter:
     """Owns the journal, snapshot, runlog and final artifacts of one run key."""
 
     def __init__(
@@ -289,4 +289,4 @@ class RunController:
             self.runlog.close()
 
 
-__all__ = ["FinishSummary", "ResumeError", "RunController", "now_iso"]
+__all__ = ["FinishSummary", "ResumeError", "RunWriter", "now_iso"]

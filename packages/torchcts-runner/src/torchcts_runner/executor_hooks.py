@@ -19,21 +19,21 @@ import pytest
 from torchcts_schema import CaseRecord, case_id_for_node
 
 from torchcts_runner.backend import ensure_backend
+from torchcts_runner.case_execution import CaseContext, execute_case
 from torchcts_runner.casesource import (
     CaseSource,
     CaseSourceError,
     CaseSpecLike,
     load_case_source,
 )
-from torchcts_runner.crashes import (
+from torchcts_runner.crash_evidence import (
     enable_faulthandler,
     fault_file,
     leave_orphan_marker,
     leave_timeout_marker,
     scratch_dir,
 )
-from torchcts_runner.crashrecords import CrashRecorder
-from torchcts_runner.execute import CaseContext, execute_case
+from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
@@ -117,7 +117,7 @@ class ExecutorRole:
         return self._policy
 
     def payload_options(self) -> dict[str, Any]:
-        """The ``options`` of a child payload (see `torchcts_runner.child`)."""
+        """The ``options`` of a child payload (see `torchcts_runner.child_entry`)."""
         return {
             "run_key": self.run_key,
             "case_source": self.settings.case_source,

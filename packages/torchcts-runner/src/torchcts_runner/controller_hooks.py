@@ -43,9 +43,8 @@ from torchcts_schema import (
 )
 
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
-from torchcts_runner.controller import FinishSummary, ResumeError, RunController
-from torchcts_runner.crashes import read_evidence
-from torchcts_runner.crashrecords import CrashRecorder
+from torchcts_runner.crash_evidence import read_evidence
+from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.hardware import hardware_key
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
 from torchcts_runner.isolation_decisions import IsolationDecisions, op_key
@@ -62,6 +61,7 @@ from torchcts_runner.resume import (
     inspect_previous,
 )
 from torchcts_runner.retry import retry_isolated
+from torchcts_runner.run_writer import FinishSummary, ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
@@ -77,7 +77,7 @@ class ControllerRole:
         self.settings = settings
         self.hardware_key = hardware_key(settings.device)
         self.run_key = make_run_key(settings.device, self.hardware_key)
-        self.controller = RunController(
+        self.controller = RunWriter(
             settings.results_dir,
             build_metadata(settings, self.run_key, self.hardware_key),
             on_record=self._on_record,
