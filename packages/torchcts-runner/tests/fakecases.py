@@ -1,7 +1,8 @@
 """A fake case source for the runner's tests only (never shipped, never used in runs).
 
-It implements the torchcts_cases contract (Selection, select_cases, get_case, prepare,
-OracleUnavailable, write_oracle_failure) with ops whose names say how they behave on
+It implements the case-source contract over the schema's types (CaseSpec, Selection,
+SelectedCases and Verdict come from torchcts_schema; it adds select_cases, get_case,
+prepare, OracleUnavailable, write_oracle_failure) with ops whose names say how they behave on
 the "device", so plugin mechanics can be tested without the real case generator:
 ok, wrong, unsupported, notimpl_msg, boom, oracle, skip, segv, abort, exit, sigkill,
 pyhang, hang (a hang Python signals cannot interrupt), gilhang (one holding the
@@ -20,18 +21,21 @@ import os
 import signal
 import time
 import unittest
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
     CaseRecord,
+    CaseSpec,
     ExpectedSource,
     NextFix,
     NotRunReason,
+    SelectedCases,
+    Selection,
     Status,
+    Verdict,
     make_case_id,
-    node_id_for_case,
+    record_for,
     split_case_id,
 )
 
@@ -43,47 +47,6 @@ class OracleUnavailable(Exception):
     """The fake reference cannot be built."""
 
 
-@dataclass(frozen=True)
-class CaseSpec:
-    case_id: str
-    suite: str
-    op: str
-    variant: str
-    dtype: str | None
-    sample: int | None
-    level: int
-    expected_source: ExpectedSource
-    capability: str
-    surfaces: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> CaseSpec:
-        return cls(**d)
-
-
-@dataclass
-class Selection:
-    level: int | None = None
-    dtypes: tuple[str, ...] = ()
-    suites: tuple[str, ...] = ()
-    op_globs: tuple[str, ...] = ()
-
-
-@dataclass
-class SelectedCases:
-    runnable: list[CaseSpec] = field(default_factory=list)
-    not_run: list[CaseRecord] = field(default_factory=list)
-
-
-@dataclass
-class Verdict:
-    ok: bool
-    mismatch: str | None = None
-
-
 def _spec(op: str, dtype: str, sample: int) -> CaseSpec:
     return CaseSpec(
         make_case_id(SUITE, op, "forward", dtype, sample), SUITE, op, "forward",
@@ -92,12 +55,13 @@ def _spec(op: str, dtype: str, sample: int) -> CaseSpec:
 
 
 def _not_run(spec: CaseSpec, reason: NotRunReason) -> CaseRecord:
-    return CaseRecord(
-        case_id=spec.case_id, node_id=node_id_for_case(spec.case_id), op=spec.op,
-        variant=spec.variant, dtype=spec.dtype, sample=spec.sample, level=spec.level,
-        status=Status.NOT_RUN, expected_source=spec.expected_source, suite=SUITE,
-        not_run_reason=reason, next_fix=NextFix.SUPPORT_SURFACE,
-    )  # fmt: skip
+    return record_for(
+        spec,
+        spec.case_id,
+        status=Status.NOT_RUN,
+        not_run_reason=reason,
+        next_fix=NextFix.SUPPORT_SURFACE,
+    )
 
 
 def select_cases(manifest: Any, selection: Selection) -> SelectedCases:

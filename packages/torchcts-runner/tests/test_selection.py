@@ -66,3 +66,30 @@ def test_workers_run_the_controllers_plan_without_selecting(
     assert records["fake/ok2/forward/float32/0"].status is Status.PASSED
     assert records["fake/segv/forward/float32/0"].status is Status.CRASHED
     assert not list((pytester.path / "results").glob(".*_scratch/plan-*.json"))
+
+
+def test_case_source_plugs_in_through_its_entry_point(
+    pytester: pytest.Pytester,
+) -> None:
+    """A case source named by a ``torchcts.case_sources`` entry point is loaded by
+    that name, like a backend; an unknown name is a usage error naming it."""
+    dist = pytester.path / "fake_source-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: fake-source\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[torchcts.case_sources]\nfake = fakecases\n"
+    )
+    write_manifest(pytester, ["ok"])
+    args = [a for a in run_args() if a != "fakecases"]
+    at = args.index("--torchcts-case-source")
+    args[at + 1 : at + 1] = ["fake"]
+    pytester.syspathinsert(pytester.path)
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == 0, result.stdout.str()
+    assert artifact_records(pytester.path / "results")["fake/ok/forward/float32/0"]
+    args[at + 1] = "no_such_source"
+    missing = pytester.runpytest_subprocess(*args)
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*no_such_source*"])

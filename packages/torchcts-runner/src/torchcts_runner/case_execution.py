@@ -19,15 +19,16 @@ from typing import Any
 from torchcts_isolate import memory_limit
 from torchcts_schema import (
     CaseRecord,
+    CaseSpec,
     Manifest,
     NextFix,
     NotRunReason,
     Status,
-    node_id_for_case,
+    record_for,
 )
 
 from torchcts_runner.backend import ensure_backend
-from torchcts_runner.casesource import CaseSource, CaseSpecLike, spec_fields
+from torchcts_runner.casesource import CaseSource
 from torchcts_runner.classify import (
     Outcome,
     classify_device_exception,
@@ -66,7 +67,7 @@ class CaseContext:
         return self.device == "meta"
 
 
-def is_claimed(spec: CaseSpecLike, manifest: Manifest) -> bool:
+def is_claimed(spec: CaseSpec, manifest: Manifest) -> bool:
     """Does the manifest claim this path (its capability and dtype)?"""
     if spec.capability not in manifest.capabilities:
         return False
@@ -79,15 +80,16 @@ def is_claimed(spec: CaseSpecLike, manifest: Manifest) -> bool:
 
 
 def make_record(
-    spec: CaseSpecLike, ctx: CaseContext, outcome: Outcome, duration: float | None
+    spec: CaseSpec, ctx: CaseContext, outcome: Outcome, duration: float | None
 ) -> CaseRecord:
     """A `CaseRecord` for `spec` from its classified outcome."""
     outcome = outcome.with_next_fix()
     detail = outcome.detail
     if ctx.validation and outcome.status not in (Status.PASSED, Status.NOT_RUN):
         detail = f"validation on cpu (a harness bug): {detail or outcome.status.value}"
-    return CaseRecord(
-        node_id=node_id_for_case(spec.case_id),
+    return record_for(
+        spec,
+        spec.case_id,
         status=outcome.status,
         mismatch=outcome.mismatch,
         exception_type=outcome.exception_type,
@@ -99,18 +101,18 @@ def make_record(
         detail=detail,
         worker=ctx.worker,
         extra=dict(ctx.extra),
-        **spec_fields(spec),
     )
 
 
 def _reference_unavailable(
-    spec: CaseSpecLike, ctx: CaseContext, exc: BaseException, duration: float
+    spec: CaseSpec, ctx: CaseContext, exc: BaseException, duration: float
 ) -> CaseRecord:
     # the record below still says why; the diagnostic file is extra evidence
     with contextlib.suppress(Exception):
         ctx.source.write_oracle_failure(ctx.results_dir, ctx.run_key, spec, exc)
-    return CaseRecord(
-        node_id=node_id_for_case(spec.case_id),
+    return record_for(
+        spec,
+        spec.case_id,
         status=Status.NOT_RUN,
         not_run_reason=NotRunReason.REFERENCE_UNAVAILABLE,
         next_fix=NextFix.SUPPORT_SURFACE,
@@ -121,11 +123,10 @@ def _reference_unavailable(
         isolation=ctx.isolation,
         worker=ctx.worker,
         extra=dict(ctx.extra),
-        **spec_fields(spec),
     )
 
 
-def _run(spec: CaseSpecLike, ctx: CaseContext) -> Outcome | BaseException:
+def _run(spec: CaseSpec, ctx: CaseContext) -> Outcome | BaseException:
     """The case itself; returns an Outcome or the oracle exception."""
     manifest = ctx.manifest
     problem = ensure_backend(manifest.backend_import, manifest.backend_options)
@@ -176,7 +177,7 @@ def _run(spec: CaseSpecLike, ctx: CaseContext) -> Outcome | BaseException:
     return classify_verdict(bool(verdict.ok), verdict.mismatch)
 
 
-def execute_case(spec: CaseSpecLike, ctx: CaseContext) -> CaseRecord:
+def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:
     """Run `spec` in this process and return its record (never raises for a case)."""
     start = time.perf_counter()
     try:

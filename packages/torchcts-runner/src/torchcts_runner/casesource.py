@@ -1,45 +1,26 @@
-"""Where cases come from: the `torchcts_cases` API, loaded by module name.
+"""Where cases come from: a case source, by entry point or module name.
 
 The runner never generates cases; it talks to a *case source* module with the
 functions the contracts name (``select_cases``, ``get_case``, ``prepare``,
-``OracleUnavailable``, ``write_oracle_failure``). The default is ``torchcts_cases``;
-another module with the same functions can be named with ``--torchcts-case-source``
-(tests use a small fake one, other suites could plug in the same way).
+``OracleUnavailable``, ``write_oracle_failure``) over the schema's case contract
+(`torchcts_schema.CaseSpec`, ``Selection``, ``SelectedCases``, ``Verdict``). The
+default is ``torchcts_cases``. A package plugs in another through the
+``torchcts.case_sources`` entry-point group (``name = "module"``), named with
+``--torchcts-case-source NAME``; a plain module name works too (the runner's tests
+use a small fake one that way).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from torchcts_schema import CaseRecord, ExpectedSource, Manifest
+from torchcts_schema import CASE_SOURCE_GROUP, CaseRecord, CaseSpec, Manifest
 
 DEFAULT_CASE_SOURCE = "torchcts_cases"
-
-
-class CaseSpecLike(Protocol):
-    """What the runner reads from a case spec (torchcts_cases.CaseSpec)."""
-
-    @property
-    def case_id(self) -> str: ...
-    @property
-    def suite(self) -> str: ...
-    @property
-    def op(self) -> str: ...
-    @property
-    def variant(self) -> str: ...
-    @property
-    def dtype(self) -> str | None: ...
-    @property
-    def sample(self) -> int | None: ...
-    @property
-    def level(self) -> int: ...
-    @property
-    def expected_source(self) -> ExpectedSource: ...
-    @property
-    def capability(self) -> str: ...
 
 
 class VerdictLike(Protocol):
@@ -98,20 +79,20 @@ class CaseSource:
         """Runnable cases and not_run records for `manifest` and `selection`."""
         return cast(SelectedCasesLike, self._module.select_cases(manifest, selection))
 
-    def get_case(self, case_id: str) -> CaseSpecLike:
+    def get_case(self, case_id: str) -> CaseSpec:
         """One case spec by id (works in a fresh child process)."""
-        return cast(CaseSpecLike, self._module.get_case(case_id))
+        return cast(CaseSpec, self._module.get_case(case_id))
 
-    def prepare(self, spec: CaseSpecLike, manifest: Manifest) -> PreparedCaseLike:
+    def prepare(self, spec: CaseSpec, manifest: Manifest) -> PreparedCaseLike:
         """Build the case's inputs on CPU."""
         return cast(PreparedCaseLike, self._module.prepare(spec, manifest))
 
-    def spec_from_dict(self, data: dict[str, Any]) -> CaseSpecLike:
+    def spec_from_dict(self, data: dict[str, Any]) -> CaseSpec:
         """Inverse of ``CaseSpec.to_dict``."""
-        return cast(CaseSpecLike, self._module.CaseSpec.from_dict(data))
+        return cast(CaseSpec, self._module.CaseSpec.from_dict(data))
 
     def write_oracle_failure(
-        self, results_dir: Path, run_key: str, spec: CaseSpecLike, exc: BaseException
+        self, results_dir: Path, run_key: str, spec: CaseSpec, exc: BaseException
     ) -> None:
         """Append an oracle-failure diagnostic, when the source supports it."""
         writer = getattr(self._module, "write_oracle_failure", None)
@@ -119,7 +100,7 @@ class CaseSource:
             writer(results_dir, run_key, spec, exc)
 
     def repro_source(
-        self, spec: CaseSpecLike, manifest: Manifest, device: str
+        self, spec: CaseSpec, manifest: Manifest, device: str
     ) -> str | None:
         """A standalone repro script for `spec`, or None when it cannot be built."""
         try:
@@ -142,11 +123,19 @@ class CaseSourceError(Exception):
     """The case source module cannot be imported or lacks the contract's functions."""
 
 
+def _entry_point_module(name: str) -> str | None:
+    """The module a ``torchcts.case_sources`` entry point of that name names."""
+    for entry in importlib.metadata.entry_points(group=CASE_SOURCE_GROUP):
+        if entry.name == name:
+            return str(entry.value).partition(":")[0]
+    return None
+
+
 @cache
 def load_case_source(name: str = DEFAULT_CASE_SOURCE) -> CaseSource:
     """Import the case source `name` once per process and check its functions."""
     try:
-        module = importlib.import_module(name)
+        module = importlib.import_module(_entry_point_module(name) or name)
     except ImportError as exc:
         raise CaseSourceError(f"cannot import case source {name!r}: {exc}") from None
     missing = [
@@ -159,17 +148,3 @@ def load_case_source(name: str = DEFAULT_CASE_SOURCE) -> CaseSource:
             f"case source {name!r} lacks {', '.join(missing)} (not yet implemented?)"
         )
     return CaseSource(name, module)
-
-
-def spec_fields(spec: CaseSpecLike) -> dict[str, Any]:
-    """The CaseRecord fields a spec determines."""
-    return {
-        "case_id": spec.case_id,
-        "op": spec.op,
-        "variant": spec.variant,
-        "dtype": spec.dtype,
-        "sample": spec.sample,
-        "level": spec.level,
-        "suite": spec.suite,
-        "expected_source": ExpectedSource(spec.expected_source),
-    }

@@ -38,7 +38,6 @@ from torchcts_schema import (
     case_id_for_node,
     for_terminal,
     make_run_key,
-    node_id_for_case,
     write_atomic,
 )
 
@@ -331,13 +330,12 @@ class ControllerRole:
             if spec.case_id in collected or spec.case_id in done:
                 continue
             records.append(
-                CaseRecord(
-                    node_id=node_id_for_case(spec.case_id),
+                self.crashes.record(
+                    spec.case_id,
                     status=Status.NOT_RUN,
                     not_run_reason=NotRunReason.FILTERED_BY_SELECTION,
                     next_fix=NextFix.SUPPORT_SURFACE,
                     detail="deselected by pytest arguments (-k, -m or node ids)",
-                    **self.crashes.base_fields(spec.case_id),  # type: ignore[arg-type]
                 )
             )
         self.controller.add_not_run(records)
@@ -411,15 +409,14 @@ class ControllerRole:
         else:
             return None
         text = str(report.longrepr or "").strip().splitlines()
-        return CaseRecord(
-            node_id=report.nodeid,
+        return self.crashes.record(
+            case_id,
             status=status,
             detail=f"{detail}: {text[-1] if text else ''}"[:500],
             next_fix=NextFix.CONFIGURATION
             if status is Status.ERROR
             else NextFix.MISSING_EVIDENCE,
             worker=report_worker(report),
-            **self.crashes.base_fields(case_id),  # type: ignore[arg-type]
         )
 
     @pytest.hookimpl

@@ -12,20 +12,22 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from torchcts_isolate import write_crash_record
 from torchcts_schema import (
     CaseRecord,
+    CaseSpec,
     CrashInfo,
     CrashRecord,
     NextFix,
     Status,
     node_id_for_case,
-    split_case_id,
+    record_for,
 )
 
 from torchcts_runner import __version__
-from torchcts_runner.casesource import CaseSource, CaseSpecLike, spec_fields
+from torchcts_runner.casesource import CaseSource
 from torchcts_runner.crash_evidence import environment_summary
 from torchcts_runner.metadata import shareable_path, torch_version
 from torchcts_runner.options import RunSettings
@@ -48,7 +50,7 @@ class CrashRecorder:
         self.run_key = run_key
         self.hardware_key = hardware_key
         self._source = source
-        self.specs: dict[str, CaseSpecLike] = {}
+        self.specs: dict[str, CaseSpec] = {}
         self._repros: ThreadPoolExecutor | None = None
 
     @property
@@ -56,7 +58,7 @@ class CrashRecorder:
         """The case source, loaded on first need (it imports torch)."""
         return self._source()
 
-    def _spec(self, case_id: str) -> CaseSpecLike | None:
+    def _spec(self, case_id: str) -> CaseSpec | None:
         spec = self.specs.get(case_id)
         if spec is None and self.source is not None:
             try:
@@ -65,14 +67,9 @@ class CrashRecorder:
                 spec = None
         return spec
 
-    def base_fields(self, case_id: str) -> dict[str, object]:
-        """Record fields from the spec, or from the id alone when no spec exists."""
-        spec = self._spec(case_id)
-        if spec is not None:
-            return spec_fields(spec)
-        suite, op, variant, dtype, sample = split_case_id(case_id)
-        return {"case_id": case_id, "suite": suite, "op": op, "variant": variant,
-                "dtype": dtype, "sample": sample, "level": 1, "expected_source": None}  # fmt: skip
+    def record(self, case_id: str, **fields: Any) -> CaseRecord:
+        """A record of `case_id` from its spec (or from the id alone) and `fields`."""
+        return record_for(self._spec(case_id), case_id, **fields)
 
     def repro_command(self, case_id: str) -> list[str]:
         """torchcts-run arguments that rerun only this case, in process."""
@@ -95,14 +92,13 @@ class CrashRecorder:
         defer_repro: bool = False,
     ) -> CaseRecord:
         """A crashed record with its crash file written."""
-        record = CaseRecord(
-            node_id=node_id_for_case(case_id),
+        record = self.record(
+            case_id,
             status=Status.CRASHED,
             crash=crash,
             detail=crash.detail,
             next_fix=NextFix.CRASH_EVIDENCE,
             worker=worker,
-            **self.base_fields(case_id),  # type: ignore[arg-type]
         )
         return self.with_evidence(record, fault, defer_repro=defer_repro)
 
@@ -171,13 +167,13 @@ class CrashRecorder:
         relative = Path(path).resolve().relative_to(s.results_dir.resolve()).as_posix()
         return replace(record, crash=replace(record.crash, evidence=relative))
 
-    def _defer(self, crash_record: CrashRecord, spec: CaseSpecLike) -> None:
+    def _defer(self, crash_record: CrashRecord, spec: CaseSpec) -> None:
         if self._repros is None:
             # one thread, so the crash files of one case are rewritten in order
             self._repros = ThreadPoolExecutor(1, thread_name_prefix="torchcts-repro")
         self._repros.submit(self._complete_repro, crash_record, spec)
 
-    def _complete_repro(self, crash_record: CrashRecord, spec: CaseSpecLike) -> None:
+    def _complete_repro(self, crash_record: CrashRecord, spec: CaseSpec) -> None:
         s = self.settings
         source = self.source
         script = source.repro_source(spec, s.manifest, s.device) if source else None

@@ -16,16 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_schema import CaseRecord, case_id_for_node
+from torchcts_schema import CaseRecord, CaseSpec, case_id_for_node
 
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_execution import CaseContext, execute_case
-from torchcts_runner.casesource import (
-    CaseSource,
-    CaseSourceError,
-    CaseSpecLike,
-    load_case_source,
-)
+from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
 from torchcts_runner.crash_evidence import (
     enable_faulthandler,
     fault_file,
@@ -158,7 +153,7 @@ class ExecutorRole:
         self._warm_source(source, specs)
         return CasePlan(planned=specs, to_run=specs, not_run=[])
 
-    def _warm_source(self, source: CaseSource, specs: list[CaseSpecLike]) -> None:
+    def _warm_source(self, source: CaseSource, specs: list[CaseSpec]) -> None:
         """The case source's one-time imports, before any case's clock starts."""
         if self._source_warm:
             return

@@ -39,16 +39,17 @@ from torchcts_isolate import (
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    CaseSpec,
     CrashKind,
     Manifest,
     NextFix,
     Status,
     load_manifest,
     node_id_for_case,
+    record_for,
     slug,
 )
 
-from torchcts_runner.casesource import CaseSpecLike, spec_fields
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.isolation_decisions import DecisionReader
@@ -153,7 +154,7 @@ class IsolationPolicy:
                 return "ledger"
         return "none"
 
-    def run(self, spec: CaseSpecLike, payload: dict[str, Any]) -> CaseRecord:
+    def run(self, spec: CaseSpec, payload: dict[str, Any]) -> CaseRecord:
         """Run `spec` in a warm child and turn how it ended into an honest record."""
         mode = self.mode_for(spec)
         if mode == "none":
@@ -171,10 +172,10 @@ class IsolationPolicy:
             timeout_s=limit + max(0.5, grace_for(limit) / 2),
             heartbeat_s=heartbeat,
         )
-        return self.record_for(spec, outcome, mode)
+        return self.record_of_outcome(spec, outcome, mode)
 
-    def record_for(
-        self, spec: CaseSpecLike, outcome: IsolatedOutcome, mode: str
+    def record_of_outcome(
+        self, spec: CaseSpec, outcome: IsolatedOutcome, mode: str
     ) -> CaseRecord:
         """The record an isolated run earns (see the module docstring)."""
         worker = str(self.options.get("worker", "main"))
@@ -192,8 +193,9 @@ class IsolationPolicy:
         assert crash is not None
         if crash.kind is CrashKind.SUBPROCESS and outcome.exception is not None:
             return self._harness_error(spec, outcome, mode, worker, outcome.exception)
-        record = CaseRecord(
-            node_id=node_id_for_case(spec.case_id),
+        record = record_for(
+            spec,
+            spec.case_id,
             status=Status.CRASHED,
             crash=crash,
             detail=f"isolated ({mode}): {crash.detail}",
@@ -202,13 +204,12 @@ class IsolationPolicy:
             isolation=mode,
             worker=worker,
             extra={"memory_exceeded": True} if outcome.memory_exceeded else {},
-            **spec_fields(spec),
         )
         return self._with_crash_file(spec, record, outcome)
 
     def _harness_error(
         self,
-        spec: CaseSpecLike,
+        spec: CaseSpec,
         outcome: IsolatedOutcome,
         mode: str,
         worker: str,
@@ -216,8 +217,9 @@ class IsolationPolicy:
     ) -> CaseRecord:
         """The child ran, but the harness in it failed (import, manifest, record)."""
         kind, _, message = problem.partition(": ")
-        return CaseRecord(
-            node_id=node_id_for_case(spec.case_id),
+        return record_for(
+            spec,
+            spec.case_id,
             status=Status.ERROR,
             exception_type=kind if message else None,
             exception_message=(message or problem)[:2000],
@@ -226,11 +228,10 @@ class IsolationPolicy:
             duration_s=round(outcome.duration_s, 6),
             isolation=mode,
             worker=worker,
-            **spec_fields(spec),
         )
 
     def _with_crash_file(
-        self, spec: CaseSpecLike, record: CaseRecord, outcome: IsolatedOutcome
+        self, spec: CaseSpec, record: CaseRecord, outcome: IsolatedOutcome
     ) -> CaseRecord:
         """Write ``<key>_crashes/<case>.json`` with the child's own evidence, through
         the run's one crash-record builder."""

@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
-from torchcts_schema import CaseRecord, Status, for_terminal
-
-from torchcts_runner.casesource import CaseSpecLike
+from torchcts_schema import CaseRecord, CaseSpec, Status, for_terminal
 
 RECORD_PROPERTY = "torchcts_record"
 Executor = Callable[["CaseItem"], CaseRecord]
@@ -59,9 +57,7 @@ class CaseCollection(pytest.Collector):
 class CaseItem(pytest.Item):
     """One case; `executor` is the process's way of running it."""
 
-    def __init__(
-        self, *, spec: CaseSpecLike, executor: Executor, **kwargs: Any
-    ) -> None:
+    def __init__(self, *, spec: CaseSpec, executor: Executor, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.executor = executor
@@ -94,7 +90,7 @@ class CaseItem(pytest.Item):
 
 
 def build_items(
-    session: pytest.Session, specs: list[CaseSpecLike], executor: Executor
+    session: pytest.Session, specs: list[CaseSpec], executor: Executor
 ) -> list[pytest.Item]:
     """One item per spec, in order, under a single ``torchcts`` collector."""
     parent = CaseCollection.from_parent(session, name="torchcts", nodeid="torchcts")

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from torchcts_schema import CaseRecord
+from torchcts_schema import CaseRecord, CaseSpec
 
-from torchcts_runner.casesource import CaseSpecLike
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.isolation_decisions import RETRY
@@ -21,7 +20,7 @@ from torchcts_runner.options import RunSettings
 
 
 def retry_isolated(
-    spec: CaseSpecLike, settings: RunSettings, run_key: str, recorder: CrashRecorder
+    spec: CaseSpec, settings: RunSettings, run_key: str, recorder: CrashRecorder
 ) -> CaseRecord:
     """Run `spec` once in a fresh isolation child from the controller."""
     case_id = spec.case_id

@@ -11,9 +11,9 @@ import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from torchcts_schema import CaseRecord, Manifest, case_id_for_node
+from torchcts_schema import CaseRecord, CaseSpec, Manifest, case_id_for_node
 
-from torchcts_runner.casesource import CaseSource, CaseSpecLike
+from torchcts_runner.casesource import CaseSource
 
 
 class SelectionError(Exception):
@@ -45,8 +45,8 @@ def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
 class CasePlan:
     """The ordered cases to collect, and the not_run records of the selection."""
 
-    planned: list[CaseSpecLike]  # in the shard, before resume and node-id filters
-    to_run: list[CaseSpecLike]  # what becomes pytest items
+    planned: list[CaseSpec]  # in the shard, before resume and node-id filters
+    to_run: list[CaseSpec]  # what becomes pytest items
     not_run: list[CaseRecord]
 
     @property

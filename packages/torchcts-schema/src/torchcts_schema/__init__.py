@@ -11,6 +11,14 @@ from torchcts_schema.artifact import (
     encode_artifact,
 )
 from torchcts_schema.atomic import write_atomic, write_once
+from torchcts_schema.case_contract import (
+    CASE_SOURCE_GROUP,
+    CaseSpec,
+    SelectedCases,
+    Selection,
+    Verdict,
+    record_for,
+)
 from torchcts_schema.crash_record import (
     CRASH_RECORD_FORMAT,
     CRASH_RECORD_VERSION,
@@ -124,6 +132,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CAPABILITY_NAMES",
+    "CASE_SOURCE_GROUP",
     "CRASHES_SUFFIX",
     "CRASH_RECORD_FORMAT",
     "CRASH_RECORD_VERSION",
@@ -149,6 +158,7 @@ __all__ = [
     "ArtifactError",
     "ArtifactWriteError",
     "CaseRecord",
+    "CaseSpec",
     "CrashInfo",
     "CrashKind",
     "CrashRecord",
@@ -168,8 +178,11 @@ __all__ = [
     "RunLock",
     "RunLockedError",
     "RunMetadata",
+    "SelectedCases",
+    "Selection",
     "SnapshotWriter",
     "Status",
+    "Verdict",
     "artifact_digest",
     "case_id_for_node",
     "count_statuses",
@@ -195,6 +208,7 @@ __all__ = [
     "read_manifest_file",
     "read_manifest_source",
     "rebuild_from_journal",
+    "record_for",
     "resolve_reference",
     "rule_from_dict",
     "rule_to_dict",

@@ -1,0 +1,136 @@
+"""The case contract, declared once: what a case source hands the runner.
+
+A case source (``torchcts_cases``, or any module named through the
+``torchcts.case_sources`` entry-point group) describes each case with a `CaseSpec`,
+answers a `Selection` with `SelectedCases`, and judges a result with a `Verdict`.
+`record_for` is the one way to build a `CaseRecord` from a spec, so the fields a
+spec determines are copied in exactly one place. No torch here: the runner, its
+test doubles and every reviewer tool share these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchcts_schema.identity import node_id_for_case, split_case_id
+from torchcts_schema.records import CaseRecord
+from torchcts_schema.vocabulary import ExpectedSource
+
+CASE_SOURCE_GROUP = "torchcts.case_sources"  # entry points: name -> module
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One case: its stable id, what it exercises and what it is compared against."""
+
+    case_id: str
+    suite: str
+    op: str
+    variant: str
+    dtype: str | None
+    sample: int | None
+    level: int
+    expected_source: ExpectedSource
+    capability: str
+    surfaces: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "case_id": self.case_id,
+            "suite": self.suite,
+            "op": self.op,
+            "variant": self.variant,
+            "dtype": self.dtype,
+            "sample": self.sample,
+            "level": self.level,
+            "expected_source": self.expected_source.value,
+            "capability": self.capability,
+            "surfaces": list(self.surfaces),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseSpec:
+        """Inverse of `to_dict`."""
+        return cls(
+            case_id=data["case_id"],
+            suite=data["suite"],
+            op=data["op"],
+            variant=data["variant"],
+            dtype=data.get("dtype"),
+            sample=data.get("sample"),
+            level=int(data["level"]),
+            expected_source=ExpectedSource(data["expected_source"]),
+            capability=data["capability"],
+            surfaces=tuple(data.get("surfaces", ())),
+        )
+
+
+@dataclass
+class Selection:
+    """What the runner asks for; empty filters mean "everything the manifest declares"."""
+
+    level: int | None = None
+    dtypes: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    op_globs: tuple[str, ...] = ()
+
+
+@dataclass
+class SelectedCases:
+    """The runnable cases in a deterministic order, and one record per excluded case."""
+
+    runnable: list[CaseSpec] = field(default_factory=list)
+    not_run: list[CaseRecord] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    """The judgement of one observed result; `mismatch` is a one-line summary."""
+
+    ok: bool
+    mismatch: str | None = None
+
+
+def record_for(spec: CaseSpec | None, case_id: str, **fields: Any) -> CaseRecord:
+    """A `CaseRecord` for a case: the spec's fields, then `fields` (status...).
+
+    Without a spec (a crash of a case no source can rebuild) the id alone gives
+    suite, op, variant, dtype and sample; level 1 and no expected source.
+    """
+    if spec is not None:
+        base: dict[str, Any] = {
+            "case_id": spec.case_id,
+            "suite": spec.suite,
+            "op": spec.op,
+            "variant": spec.variant,
+            "dtype": spec.dtype,
+            "sample": spec.sample,
+            "level": spec.level,
+            "expected_source": ExpectedSource(spec.expected_source),
+        }
+    else:
+        suite, op, variant, dtype, sample = split_case_id(case_id)
+        base = {
+            "case_id": case_id,
+            "suite": suite,
+            "op": op,
+            "variant": variant,
+            "dtype": dtype,
+            "sample": sample,
+            "level": 1,
+            "expected_source": None,
+        }
+    base.setdefault("node_id", node_id_for_case(base["case_id"]))
+    return CaseRecord(**{**base, **fields})
+
+
+__all__ = [
+    "CASE_SOURCE_GROUP",
+    "CaseSpec",
+    "SelectedCases",
+    "Selection",
+    "Verdict",
+    "record_for",
+]
