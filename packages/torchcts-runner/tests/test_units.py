@@ -171,3 +171,28 @@ def test_cli_arguments_default_workers_and_restart_limit() -> None:
     assert args[args.index("-n") + 1] == str(default_workers("simdev"))
     assert args[args.index("--max-worker-restart") + 1] == "1000000"
     assert args[-2:] == ["-k", "add"] and "--torchcts-quiet" in args
+
+
+def test_importing_the_plugin_loads_only_option_registration() -> None:
+    """pytest imports the plugin in every session: it must load nothing but its
+    options (no schema, no torch, no roles) until --torchcts-manifest asks for a run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torchcts_runner.plugin\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('torchcts', 'torch'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == str(
+        sorted(
+            [
+                "torchcts_runner",
+                "torchcts_runner.defaults",
+                "torchcts_runner.options",
+                "torchcts_runner.plugin",
+            ]
+        )
+    )

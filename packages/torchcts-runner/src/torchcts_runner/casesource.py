@@ -20,7 +20,7 @@ from typing import Any, Protocol, cast
 
 from torchcts_schema import CASE_SOURCE_GROUP, CaseRecord, CaseSpec, Manifest
 
-DEFAULT_CASE_SOURCE = "torchcts_cases"
+from torchcts_runner.defaults import DEFAULT_CASE_SOURCE
 
 
 class VerdictLike(Protocol):

@@ -22,7 +22,8 @@ from torchcts_schema import JsonDict, load_manifest
 
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_execution import CaseContext, execute_case
-from torchcts_runner.casesource import DEFAULT_CASE_SOURCE, load_case_source
+from torchcts_runner.casesource import load_case_source
+from torchcts_runner.defaults import DEFAULT_CASE_SOURCE
 from torchcts_runner.timeouts import case_deadline
 
 

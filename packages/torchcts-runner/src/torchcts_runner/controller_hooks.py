@@ -49,7 +49,6 @@ from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_b
 from torchcts_runner.isolation_decisions import IsolationDecisions, op_key
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
 from torchcts_runner.metadata import build_metadata, torch_version
-from torchcts_runner.options import RunSettings
 from torchcts_runner.planfile import plan_file_path, write_plan, write_plan_error
 from torchcts_runner.probes import ProbeRun, format_table, probe_counts, write_failures
 from torchcts_runner.progress import Progress
@@ -63,6 +62,7 @@ from torchcts_runner.retry import retry_isolated
 from torchcts_runner.run_writer import FinishSummary, ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
+from torchcts_runner.settings import RunSettings
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
 
 DECISIONS = "isolation_decisions"  # the diagnostic that journals them

@@ -30,8 +30,8 @@ from torchcts_runner import __version__
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.crash_evidence import environment_summary
 from torchcts_runner.metadata import shareable_path, torch_version
-from torchcts_runner.options import RunSettings
 from torchcts_runner.runlog import runlog_path, tail_lines
+from torchcts_runner.settings import RunSettings
 
 TAIL_CHARS = 8000
 

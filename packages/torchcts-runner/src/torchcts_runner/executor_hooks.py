@@ -32,10 +32,10 @@ from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
-from torchcts_runner.options import RunSettings
 from torchcts_runner.planfile import PlanFileError, read_plan
 from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
+from torchcts_runner.settings import RunSettings
 from torchcts_runner.timeouts import case_deadline
 
 WARM_UP_ALLOWANCE_S = 120.0  # added to the first case's limit in each process

@@ -52,9 +52,9 @@ from torchcts_schema import (
 
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
+from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.isolation_decisions import DecisionReader
 from torchcts_runner.metadata import torch_version
-from torchcts_runner.options import ISOLATE_MODES
 from torchcts_runner.timeouts import grace_for
 
 CHILD_ENTRY = "torchcts_runner.child_entry:run_case"

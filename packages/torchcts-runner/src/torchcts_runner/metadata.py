@@ -12,9 +12,9 @@ from pathlib import Path
 from torchcts_schema import RunMetadata
 
 from torchcts_runner import __version__
-from torchcts_runner.options import RunSettings
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_writer import now_iso
+from torchcts_runner.settings import RunSettings
 
 
 def shareable_path(text: str) -> str:

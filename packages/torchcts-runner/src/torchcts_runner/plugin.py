@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # inert: nothing below is imported unless asked for
     from torchcts_runner.controller_hooks import ControllerRole
     from torchcts_runner.executor_hooks import ExecutorRole
-    from torchcts_runner.options import resolve_settings
+    from torchcts_runner.settings import resolve_settings
     from torchcts_runner.xdist_hooks import XdistControllerHooks
 
     settings = resolve_settings(config)

@@ -16,7 +16,7 @@ from torchcts_schema import CaseRecord, CaseSpec
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.isolation_decisions import RETRY
-from torchcts_runner.options import RunSettings
+from torchcts_runner.settings import RunSettings
 
 
 def retry_isolated(

@@ -1,0 +1,137 @@
+"""The settings a run's options resolve to, validated once (`RunSettings`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
+
+from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
+from torchcts_runner.run_folder import run_environment, subset_folder
+from torchcts_runner.selection import SelectionError, parse_shard
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything the options say about this run, validated."""
+
+    manifest: Manifest
+    results_dir: Path
+    device: str
+    level: int | None
+    dtypes: tuple[str, ...]
+    suites: tuple[str, ...]
+    op_globs: tuple[str, ...]
+    shard: tuple[int, int] | None
+    resume: bool
+    isolate: str
+    validation: bool
+    quiet: bool
+    case_source: str
+    case_timeout_s: float
+    node_ids: tuple[str, ...] = ()
+    keyword: str = ""
+    markexpr: str = ""
+    results_root: Path | None = None  # --results; results_dir differs for a subset
+
+    def as_options(self) -> dict[str, Any]:
+        """The JSON-able options recorded in the run metadata."""
+        return {
+            "level": self.level,
+            "dtypes": list(self.dtypes),
+            "suites": list(self.suites),
+            "op_globs": list(self.op_globs),
+            "shard": f"{self.shard[0]}/{self.shard[1]}" if self.shard else None,
+            "isolate": self.isolate,
+            "validation": self.validation,
+            "case_source": self.case_source,
+            "case_timeout_s": self.case_timeout_s,
+            "backend_options": dict(self.manifest.backend_options),
+            "environment": run_environment(self.device),
+            "selection": {
+                "node_ids": list(self.node_ids),
+                "keyword": self.keyword,
+                "markexpr": self.markexpr,
+            },
+        }
+
+    @property
+    def is_subset(self) -> bool:
+        """Does this run select part of the manifest's cases (a rerun, a slice)?"""
+        return bool(
+            self.node_ids
+            or self.op_globs
+            or self.dtypes
+            or self.suites
+            or self.keyword
+            or self.markexpr
+        )
+
+
+def resolve_settings(config: pytest.Config) -> RunSettings | None:
+    """Settings from the options; None when the plugin was not asked for."""
+    manifest_arg = config.getoption("torchcts_manifest")
+    if not manifest_arg:
+        return None
+    try:
+        manifest = load_manifest(Path(manifest_arg))
+    except Exception as exc:
+        raise pytest.UsageError(f"--torchcts-manifest: {exc}") from None
+    if manifest.template:
+        raise pytest.UsageError(
+            f"{manifest_arg}: TEMPLATE = True; edit the manifest for your backend and "
+            "delete that line"
+        )
+    validation = bool(config.getoption("torchcts_validation"))
+    if validation and manifest.device != "cpu":
+        raise pytest.UsageError(
+            f"--validation judges the suite against the CPU itself; {manifest_arg} "
+            f"declares DEVICE {manifest.device!r} (use manifests/cpu.py)"
+        )
+    level = config.getoption("torchcts_level")
+    if level is not None and not 1 <= level <= 8:
+        raise pytest.UsageError(f"--level {level}: must be 1-8")
+    try:
+        shard = parse_shard(config.getoption("torchcts_shard"))
+    except SelectionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    timeout = config.getoption("torchcts_case_timeout")
+    if timeout is None:
+        timeout = manifest.resource_limits.get("case_timeout_s", DEFAULT_CASE_TIMEOUT_S)
+    root = config.invocation_params.dir / config.getoption("torchcts_results")
+    node_ids = tuple(a for a in config.args if a.startswith(NODE_PREFIX))
+    keyword = str(getattr(config.option, "keyword", "") or "")
+    markexpr = str(getattr(config.option, "markexpr", "") or "")
+    ops = tuple(config.getoption("torchcts_ops"))
+    dtypes = tuple(config.getoption("torchcts_dtypes"))
+    suites = tuple(config.getoption("torchcts_suites"))
+    folder = subset_folder(
+        node_ids=node_ids, op_globs=ops, dtypes=dtypes, suites=suites,
+        keyword=keyword, markexpr=markexpr,
+    )  # fmt: skip
+    return RunSettings(
+        manifest=manifest,
+        results_dir=root / folder if folder else root,
+        results_root=root,
+        node_ids=node_ids,
+        keyword=keyword,
+        markexpr=markexpr,
+        device=manifest.device,
+        level=level,
+        dtypes=dtypes,
+        suites=suites,
+        op_globs=ops,
+        shard=shard,
+        resume=bool(config.getoption("torchcts_resume")),
+        isolate=str(config.getoption("torchcts_isolate")),
+        validation=validation,
+        quiet=bool(config.getoption("torchcts_quiet")),
+        case_source=str(config.getoption("torchcts_case_source")),
+        case_timeout_s=float(timeout),
+    )
+
+
+__all__ = ["RunSettings", "resolve_settings"]
