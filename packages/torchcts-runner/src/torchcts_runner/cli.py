@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from torchcts_runner import __version__
+from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 
 ACCELERATORS = ("cuda", "mps", "xpu")
@@ -69,13 +70,40 @@ def _parser() -> argparse.ArgumentParser:
         help="pick cuda > mps > xpu > simdev (demo faults) and its manifests/<device>.py",
     )
     add = parser.add_argument
-    add("--results", default="results", metavar="DIR",
+    add(
+        "--results",
+        default="results",
+        metavar="DIR",
         help="results directory (default: results); a subset run writes under "
-        "DIR/selections/<name>/")  # fmt: skip
-    add("--level", type=int, metavar="N", help="semantic level 1-8 (default: the manifest's)")  # fmt: skip
-    add("--dtype", action="append", default=[], metavar="NAME", help="only this dtype (repeatable)")  # fmt: skip
-    add("--op", action="append", default=[], metavar="GLOB", help="only ops matching this glob (repeatable)")  # fmt: skip
-    add("--suite", action="append", default=[], metavar="NAME", help="only this suite (repeatable)")  # fmt: skip
+        "DIR/selections/<name>/",
+    )
+    add(
+        "--level",
+        type=int,
+        metavar="N",
+        help="semantic level 1-8 (default: the manifest's)",
+    )
+    add(
+        "--dtype",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this dtype (repeatable)",
+    )
+    add(
+        "--op",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only ops matching this glob (repeatable)",
+    )
+    add(
+        "--suite",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this suite (repeatable)",
+    )
     add(
         "--shard", metavar="I/N", help="run shard I of N (a stable hash of the case id)"
     )
@@ -84,32 +112,68 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue the interrupted run in --results",
     )
-    add("--isolate", choices=("none", "ledger", "adaptive", "all"),
-        help="where cases execute (default: adaptive)")  # fmt: skip
-    add("--validation", action="store_true",
-        help="judge the suite against the CPU itself (cpu manifest only)")  # fmt: skip
-    add("-n", "--numprocesses", dest="workers", default=None,
-        help="xdist workers (default: 1 on an accelerator, cores otherwise; 0: no xdist)")  # fmt: skip
+    add(
+        "--isolate",
+        choices=ISOLATE_MODES,
+        help="where cases execute (default: adaptive)",
+    )
+    add(
+        "--validation",
+        action="store_true",
+        help="judge the suite against the CPU itself (cpu manifest only)",
+    )
+    add(
+        "-n",
+        "--numprocesses",
+        dest="workers",
+        default=None,
+        help="xdist workers (default: 1 on an accelerator, cores otherwise; 0: no xdist)",
+    )
     add("--quiet", action="store_true", help="plain progress lines (CI logs)")
-    add("--fail-on", default=",".join(NOT_PASSED), metavar="STATUSES",
-        help="statuses that make the exit status 1 (default: %(default)s)")  # fmt: skip
-    add("--no-fail", action="store_true",
-        help="exit 0 when the run completed, whatever the cases' statuses")  # fmt: skip
+    add(
+        "--fail-on",
+        default=",".join(NOT_PASSED),
+        metavar="STATUSES",
+        help="statuses that make the exit status 1 (default: %(default)s)",
+    )
+    add(
+        "--no-fail",
+        action="store_true",
+        help="exit 0 when the run completed, whatever the cases' statuses",
+    )
     return parser
 
 
-def build_pytest_args(manifest: Path, device: str, workers: str | None, results: str,
-                      quiet: bool, passthrough: list[str]) -> list[str]:  # fmt: skip
+def build_pytest_args(
+    manifest: Path,
+    device: str,
+    workers: str | None,
+    results: str,
+    quiet: bool,
+    passthrough: list[str],
+) -> list[str]:
     """The pytest command line of a device run."""
     if workers is None:
         workers = str(default_workers(device))
     args = [
-        "--torchcts-manifest", str(manifest), "--torchcts-results", results,
-        "-o", "addopts=", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+        "--torchcts-manifest",
+        str(manifest),
+        "--torchcts-results",
+        results,
+        "-o",
+        "addopts=",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:hypothesispytest",
         "--assert=plain",  # cases never use assert: skip rewriting every plugin module
-        "-p", "no:logging",  # per-case log capture costs ~1 ms; records carry messages
-        "-n", workers, "--max-worker-restart", "1000000",
-    ]  # fmt: skip
+        "-p",
+        "no:logging",  # per-case log capture costs ~1 ms; records carry messages
+        "-n",
+        workers,
+        "--max-worker-restart",
+        "1000000",
+    ]
     if quiet:
         args.append("--torchcts-quiet")
     return [*args, *passthrough]
@@ -119,8 +183,11 @@ def _selection_args(options: argparse.Namespace) -> list[str]:
     out: list[str] = []
     if options.level is not None:
         out += ["--level", str(options.level)]
-    for flag, values in (("--dtype", options.dtype), ("--op", options.op),
-                         ("--suite", options.suite)):  # fmt: skip
+    for flag, values in (
+        ("--dtype", options.dtype),
+        ("--op", options.op),
+        ("--suite", options.suite),
+    ):
         for value in values:
             out += [flag, value]
     if options.shard:
@@ -146,8 +213,10 @@ def _manifest_facts(path: Path) -> tuple[str, int | None]:
 def _usage(message: str) -> int:
     from torchcts_schema import for_terminal
 
-    print(f"torchcts-run: error: {for_terminal(message, keep_newlines=False)}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"torchcts-run: error: {for_terminal(message, keep_newlines=False)}",
+        file=sys.stderr,
+    )
     return USAGE
 
 
@@ -181,9 +250,13 @@ def main(argv: list[str] | None = None) -> int:
     if workers is None and manifest_workers is not None:
         workers = str(manifest_workers)
     args = build_pytest_args(
-        manifest, device, workers, options.results, options.quiet,
+        manifest,
+        device,
+        workers,
+        options.results,
+        options.quiet,
         [*_selection_args(options), *passthrough],
-    )  # fmt: skip
+    )
     return run_pytest(args, fail_on=set() if options.no_fail else fail_on)
 
 
@@ -206,8 +279,14 @@ def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
     fail_on = set(NOT_PASSED) if fail_on is None else fail_on
     with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
         status_file = Path(tmp) / "status.json"
-        command = [sys.executable, "-m", "pytest", *args,
-                   "--torchcts-status-file", str(status_file)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            *args,
+            "--torchcts-status-file",
+            str(status_file),
+        ]
         code = _call_through_signals(command)
         status = _read_status(status_file)
     return judge(code, status, fail_on)
@@ -238,28 +317,42 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
     """The exit status of a run from pytest's code and the plugin's status file."""
     if status is None:
         if code in (0, 1):
-            print("torchcts-run: the run ended abnormally (no session end); the journal "
-                  "keeps every finished case: continue with --resume", flush=True)  # fmt: skip
+            print(
+                "torchcts-run: the run ended abnormally (no session end); the journal "
+                "keeps every finished case: continue with --resume",
+                flush=True,
+            )
             return INTERNAL
         return code if code in (USAGE, NO_CASES) else (INTERNAL if code else OK)
     report = status.get("report")
     results = status.get("results")
     signum = status.get("interrupted_by")
     if isinstance(signum, int):
-        print(f"torchcts-run: run interrupted; partial report: {report}; continue "
-              f"with: torchcts-run ... --resume --results {results}", flush=True)  # fmt: skip
+        print(
+            f"torchcts-run: run interrupted; partial report: {report}; continue "
+            f"with: torchcts-run ... --resume --results {results}",
+            flush=True,
+        )
         return 128 + signum
     if status.get("write_error"):
-        print(f"torchcts-run: results could not be written ({status['write_error']}); "
-              "free space, then continue with --resume", flush=True)  # fmt: skip
+        print(
+            f"torchcts-run: results could not be written ({status['write_error']}); "
+            "free space, then continue with --resume",
+            flush=True,
+        )
         return INTERNAL
     if status.get("backend_unusable"):
-        print(f"torchcts-run: the backend could not be imported or its device is "
-              f"unusable (see the probe table); report: {report}", flush=True)  # fmt: skip
+        print(
+            f"torchcts-run: the backend could not be imported or its device is "
+            f"unusable (see the probe table); report: {report}",
+            flush=True,
+        )
         return BACKEND_UNUSABLE
     if not status.get("complete"):
-        print(f"torchcts-run: run incomplete (continue with --resume); report: {report}",
-              flush=True)  # fmt: skip
+        print(
+            f"torchcts-run: run incomplete (continue with --resume); report: {report}",
+            flush=True,
+        )
         return INTERNAL if code in (0, 1) else code
     if code not in (0, 1):
         return code
@@ -269,11 +362,16 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
     failing = sum(bad.values())
     if failing:
         which = ", ".join(f"{n} {k}" for k, n in bad.items() if n)
-        print(f"torchcts-run: run complete; {failing} case(s) did not pass ({which}); "
-              f"report: {report}", flush=True)  # fmt: skip
+        print(
+            f"torchcts-run: run complete; {failing} case(s) did not pass ({which}); "
+            f"report: {report}",
+            flush=True,
+        )
         return CASES_FAILED
-    print(f"torchcts-run: run complete; every executed case passed; report: {report}",
-          flush=True)  # fmt: skip
+    print(
+        f"torchcts-run: run complete; every executed case passed; report: {report}",
+        flush=True,
+    )
     return OK
 
 

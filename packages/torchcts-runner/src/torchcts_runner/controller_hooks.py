@@ -196,9 +196,16 @@ class ControllerRole:
         node_ids = [a for a in self.config.args if a.startswith("torchcts::")]
         try:
             return plan_cases(
-                self.source, s.manifest, level=s.level, dtypes=s.dtypes, suites=s.suites,
-                op_globs=s.op_globs, shard=s.shard, done=self.done, node_ids=node_ids,
-            )  # fmt: skip
+                self.source,
+                s.manifest,
+                level=s.level,
+                dtypes=s.dtypes,
+                suites=s.suites,
+                op_globs=s.op_globs,
+                shard=s.shard,
+                done=self.done,
+                node_ids=node_ids,
+            )
         except SelectionError as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -138,9 +138,16 @@ class ExecutorRole:
         try:
             source = load_case_source(s.case_source)
             return plan_cases(
-                source, s.manifest, level=s.level, dtypes=s.dtypes, suites=s.suites,
-                op_globs=s.op_globs, shard=s.shard, done=self.done(), node_ids=node_ids,
-            )  # fmt: skip
+                source,
+                s.manifest,
+                level=s.level,
+                dtypes=s.dtypes,
+                suites=s.suites,
+                op_globs=s.op_globs,
+                shard=s.shard,
+                done=self.done(),
+                node_ids=node_ids,
+            )
         except (CaseSourceError, SelectionError) as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -112,9 +112,14 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="FILE",
         help=argparse.SUPPRESS,
     )
-    group.addoption("--torchcts-case-timeout", dest="torchcts_case_timeout", type=float,
-                    default=None, metavar="S",
-                    help="per-case limit when pytest-timeout gives none")  # fmt: skip
+    group.addoption(
+        "--torchcts-case-timeout",
+        dest="torchcts_case_timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="per-case limit when pytest-timeout gives none",
+    )
 
 
 __all__ = ["add_options"]

@@ -42,9 +42,14 @@ def render_report(
     target = report_path(results_dir, run_key)
     if _renderer_available():
         command = [
-            sys.executable, "-m", "torchcts_report", "render", str(results_dir),
-            "--run-key", run_key,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "torchcts_report",
+            "render",
+            str(results_dir),
+            "--run-key",
+            run_key,
+        ]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.SubprocessError) as exc:

@@ -32,9 +32,18 @@ INTERRUPTED = "interrupted_in_flight"
 RETRIED = "retried_after_vanishing"  # diagnostic: case ids given their isolated retry
 # metadata options that change what a case's result means; resume needs them equal
 RESUME_KEYS = (
-    "level", "dtypes", "suites", "op_globs", "shard", "validation", "case_source",
-    "case_timeout_s", "backend_options", "environment", "selection",
-)  # fmt: skip
+    "level",
+    "dtypes",
+    "suites",
+    "op_globs",
+    "shard",
+    "validation",
+    "case_source",
+    "case_timeout_s",
+    "backend_options",
+    "environment",
+    "selection",
+)
 
 
 def resume_differences(prior: RunMetadata, now: RunMetadata) -> list[str]:

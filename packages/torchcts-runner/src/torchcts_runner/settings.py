@@ -109,9 +109,13 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     dtypes = tuple(config.getoption("torchcts_dtypes"))
     suites = tuple(config.getoption("torchcts_suites"))
     folder = subset_folder(
-        node_ids=node_ids, op_globs=ops, dtypes=dtypes, suites=suites,
-        keyword=keyword, markexpr=markexpr,
-    )  # fmt: skip
+        node_ids=node_ids,
+        op_globs=ops,
+        dtypes=dtypes,
+        suites=suites,
+        keyword=keyword,
+        markexpr=markexpr,
+    )
     return RunSettings(
         manifest=manifest,
         results_dir=root / folder if folder else root,
