@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema.errors import ArtifactError
+from torchcts_schema.identity import node_id_for_case
 
 KNOWN_CRASH_FORMAT = "torchcts-known-crashes"
 KNOWN_CRASH_VERSION = 1
@@ -102,7 +103,7 @@ class KnownCrashRule:
         ):
             return False
         if self.node_id is not None and self.node_id != (
-            node_id if node_id is not None else "torchcts::" + case_id
+            node_id if node_id is not None else node_id_for_case(case_id)
         ):
             return False
         if self.surface is not None and not any(
