@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 from torchcts_schema import (
     GLOB_KINDS,
+    HTML_SUFFIX,
+    JUNIT_SUFFIX,
     LOCK_NAME,
+    MARKDOWN_SUFFIX,
+    REPORT_SUFFIXES,
     ArtifactError,
     ResultsLayout,
     RunLock,
@@ -110,6 +114,12 @@ def test_thin_functions_agree_with_the_layout(tmp_path: Path) -> None:
     assert latest_path(tmp_path, KEY) == tmp_path / f"{KEY}_latest.json"
     assert history_dir(tmp_path, KEY) == tmp_path / f"{KEY}_history"
     assert journal_path(tmp_path, KEY) == tmp_path / f"{KEY}_journal.jsonl"
+
+
+def test_report_suffixes_are_the_named_ones() -> None:
+    """REPORT_SUFFIXES is markdown, HTML and JUnit, in that order."""
+    assert REPORT_SUFFIXES == (MARKDOWN_SUFFIX, HTML_SUFFIX, JUNIT_SUFFIX)
+    assert REPORT_SUFFIXES == (".md", ".html", ".junit.xml")
 
 
 def test_unknown_report_suffix_is_refused(tmp_path: Path) -> None:
