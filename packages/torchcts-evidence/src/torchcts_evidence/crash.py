@@ -42,10 +42,16 @@ PACKET_FORMAT = "torchcts-crash-candidate"
 PACKET_VERSION = 1
 RUNLOG_TAIL_LINES = 32
 _RECORD_TYPES: dict[str, type] = {
-    "case_id": str, "node_id": str, "crash": dict, "environment": dict,
-    "runlog_tail": list, "stderr_tail": str, "traceback": str, "repro_script": str,
+    "case_id": str,
+    "node_id": str,
+    "crash": dict,
+    "environment": dict,
+    "runlog_tail": list,
+    "stderr_tail": str,
+    "traceback": str,
+    "repro_script": str,
     "repro_command": list,
-}  # fmt: skip
+}
 _FUTURE = re.compile(r"^from __future__ import .*$", re.MULTILINE)
 
 
@@ -259,8 +265,15 @@ def torch_family(version: Any) -> str | None:
 
 
 def _env_from(meta: dict[str, Any]) -> dict[str, Any]:
-    keys = ("os", "python", "torch_version", "torchcts_version", "backend",
-            "hardware_key", "device")  # fmt: skip
+    keys = (
+        "os",
+        "python",
+        "torch_version",
+        "torchcts_version",
+        "backend",
+        "hardware_key",
+        "device",
+    )
     return {k: meta.get(k) for k in keys}
 
 

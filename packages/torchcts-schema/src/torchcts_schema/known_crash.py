@@ -40,9 +40,16 @@ KNOWN_CRASH_VERSION = 1
 MATCH_KEYS = ("case_glob", "node_id", "surface")
 CONSTRAINT_KEYS = ("dtype", "torch", "hardware_key")
 RULE_KEYS = (
-    "id", "backend", "match", "constraints", "expected_signal", "reason", "owner",
-    "repro", "review_after",
-)  # fmt: skip
+    "id",
+    "backend",
+    "match",
+    "constraints",
+    "expected_signal",
+    "reason",
+    "owner",
+    "repro",
+    "review_after",
+)
 _REQUIRED_TEXT = ("backend", "reason", "owner", "repro")
 _EXPECTED_KINDS = ("timeout", "hang", "subprocess")
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]*")
