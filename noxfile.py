@@ -77,7 +77,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def lint(session: nox.Session) -> None:
-    """ruff (lint and format check), mypy strict on src/, import directions and cycles, evidence store."""
+    """ruff (lint and format check), mypy strict on src/, import directions and cycles, file names, evidence store."""
     _ensure_env(session)
     session.run(_bin("ruff"), "check", ".", external=True)
     session.run(_bin("ruff"), "format", "--check", ".", external=True)
@@ -85,6 +85,15 @@ def lint(session: nox.Session) -> None:
     session.run(_bin("mypy"), *sources, external=True)
     session.run(_bin("python"), "tools/check_imports.py", external=True)
     session.run(_bin("python"), "tools/check_cycles.py", external=True)
+    # the runner still spells some results-dir names by hand; it is switched to
+    # torchcts_schema.ResultsLayout next, and then this exclusion goes
+    session.run(
+        _bin("python"),
+        "tools/check_names.py",
+        "--exclude-package",
+        "torchcts_runner",
+        external=True,
+    )
     if (ROOT / "tools" / "check_evidence.py").exists():
         session.run(_bin("python"), "tools/check_evidence.py", external=True)
 

@@ -1,4 +1,4 @@
-"""Repository invariants: the layout, the pins, CI and the architecture's import rules."""
+"""Repository invariants: the layout, the pins, CI, the import rules and file names."""
 
 from __future__ import annotations
 
@@ -126,3 +126,56 @@ def test_cycle_check_catches_a_planted_cycle(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stdout
     assert "torchcts_demo.a -> torchcts_demo.b -> torchcts_demo.a" in result.stdout
     assert "b.py:2" in result.stdout and "torchcts_demo.c" not in result.stdout
+
+
+def test_no_hand_spelled_names_today() -> None:
+    """Outside the runner (switched next), src spells no results suffix or node prefix."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "check_names.py"),
+            "--exclude-package",
+            "torchcts_runner",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_name_check_catches_a_planted_suffix(tmp_path: Path) -> None:
+    """A suffix or prefix in a literal or f-string is caught with its line; docstrings,
+    comments, __all__, the schema's own homes and excluded packages are not."""
+    src = tmp_path / "src"
+    demo = src / "torchcts_demo"
+    demo.mkdir(parents=True)
+    (demo / "bad.py").write_text(
+        '"""Writes <key>_latest.json."""\n'
+        "# and <key>_journal.jsonl\n"
+        'LATEST = "_latest.json"\n'
+        'def crashes(key):\n    return f"{key}_crashes/x.json"\n'
+        'NODE = "torchcts::" + "x"\n'
+        '__all__ = ["write_history"]\n'
+    )
+    (demo / "layout.py").write_text('LOCK = ".torchcts.lock"\n')  # not the schema's
+    schema = src / "torchcts_schema"
+    schema.mkdir()
+    (schema / "layout.py").write_text('JOURNAL_SUFFIX = "_journal.jsonl"\n')
+    (schema / "identity.py").write_text(
+        'NODE_PREFIX = "torchcts::"\nLATE = "_latest.json"\n'
+    )
+    check = [sys.executable, str(ROOT / "tools" / "check_names.py"), str(src)]
+    result = subprocess.run(check, capture_output=True, text=True)
+    assert result.returncode == 1, result.stdout
+    lines = [line.split(": ", 1)[0] for line in result.stdout.splitlines()[:-1]]
+    assert lines == [
+        str(demo / "bad.py") + ":3",
+        str(demo / "bad.py") + ":5",
+        str(demo / "bad.py") + ":6",
+        str(demo / "layout.py") + ":1",
+        str(schema / "identity.py") + ":2",
+    ], result.stdout
+    assert "spells '_crashes'" in result.stdout and "NODE_PREFIX" in result.stdout
+    excluded = [*check, "--exclude-package", "torchcts_demo"]
+    result = subprocess.run(excluded, capture_output=True, text=True)
+    assert result.returncode == 1 and "torchcts_demo" not in result.stdout

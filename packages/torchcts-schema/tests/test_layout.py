@@ -6,8 +6,17 @@ from pathlib import Path
 
 import pytest
 from torchcts_schema import (
+    GLOB_KINDS,
+    HTML_SUFFIX,
+    JUNIT_SUFFIX,
+    LOCK_NAME,
+    MARKDOWN_SUFFIX,
+    REPORT_SUFFIXES,
     ArtifactError,
     ResultsLayout,
+    RunLock,
+    every_key_pattern,
+    glob_every_key,
     history_dir,
     journal_path,
     latest_path,
@@ -54,9 +63,50 @@ def test_every_name_matches_the_documented_spelling(tmp_path: Path) -> None:
         "probe": f"{KEY}_harness_probe_failures_41.jsonl",
         "oracle": f"{KEY}_opinfo_oracle_failures_42.jsonl",
         "adaptive": f"{KEY}_adaptive_isolation.json",
-        "lock": f"{KEY}.lock",
+        "lock": ".torchcts.lock",
         "coverage": "coverage",
     }
+
+
+def test_lock_is_the_run_locks_one_file_per_directory(tmp_path: Path) -> None:
+    """layout.lock is RunLock's LOCK_NAME, the same for every run key."""
+    assert ResultsLayout(tmp_path, KEY).lock == tmp_path / LOCK_NAME
+    assert ResultsLayout(tmp_path, "other").lock == RunLock(tmp_path).path
+
+
+def test_glob_every_key_lists_each_kind_over_all_keys(tmp_path: Path) -> None:
+    """glob_every_key finds a kind's files of every key, sorted, and nothing else."""
+    for key in ("b", "a"):
+        layout = ResultsLayout(tmp_path, key)
+        layout.probe_failures(1).write_text("", encoding="utf-8")
+        layout.oracle_failures(2).write_text("", encoding="utf-8")
+        for directory in (layout.history_dir, layout.crashes_dir):
+            directory.mkdir()
+            (directory / "x.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "a_latest.json").write_text("{}", encoding="utf-8")
+    found = {
+        kind: [
+            p.relative_to(tmp_path).as_posix() for p in glob_every_key(tmp_path, kind)
+        ]
+        for kind in GLOB_KINDS
+    }
+    assert found == {
+        "probe_failures": [
+            "a_harness_probe_failures_1.jsonl",
+            "b_harness_probe_failures_1.jsonl",
+        ],
+        "oracle_failures": [
+            "a_opinfo_oracle_failures_2.jsonl",
+            "b_opinfo_oracle_failures_2.jsonl",
+        ],
+        "history": ["a_history/x.json", "b_history/x.json"],
+        "crashes": ["a_crashes/x.json", "b_crashes/x.json"],
+    }
+    assert every_key_pattern("crashes") == "*_crashes/*.json"
+    one_key = ResultsLayout(tmp_path, "a")
+    assert [one_key.glob(k) for k in GLOB_KINDS] == [
+        glob_every_key(tmp_path, k)[:1] for k in GLOB_KINDS
+    ]
 
 
 def test_thin_functions_agree_with_the_layout(tmp_path: Path) -> None:
@@ -64,6 +114,12 @@ def test_thin_functions_agree_with_the_layout(tmp_path: Path) -> None:
     assert latest_path(tmp_path, KEY) == tmp_path / f"{KEY}_latest.json"
     assert history_dir(tmp_path, KEY) == tmp_path / f"{KEY}_history"
     assert journal_path(tmp_path, KEY) == tmp_path / f"{KEY}_journal.jsonl"
+
+
+def test_report_suffixes_are_the_named_ones() -> None:
+    """REPORT_SUFFIXES is markdown, HTML and JUnit, in that order."""
+    assert REPORT_SUFFIXES == (MARKDOWN_SUFFIX, HTML_SUFFIX, JUNIT_SUFFIX)
+    assert REPORT_SUFFIXES == (".md", ".html", ".junit.xml")
 
 
 def test_unknown_report_suffix_is_refused(tmp_path: Path) -> None:

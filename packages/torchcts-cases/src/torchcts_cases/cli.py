@@ -14,7 +14,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from torchcts_schema import ArtifactError, ManifestError, for_terminal, load_manifest
+from torchcts_schema import (
+    COVERAGE_DIR,
+    ArtifactError,
+    ManifestError,
+    for_terminal,
+    load_manifest,
+)
 
 USAGE_ERROR = 2
 
@@ -161,7 +167,7 @@ def _list(args: argparse.Namespace) -> int:
 def _coverage(args: argparse.Namespace) -> int:
     from torchcts_cases import coverage
 
-    summary_path = args.results / "coverage" / "summary.json"
+    summary_path = args.results / COVERAGE_DIR / "summary.json"
     if args.action == "report":
         if not summary_path.exists():
             raise ValueError(f"{summary_path}: no audit yet (run `coverage audit`)")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torchcts_schema import DTYPE_NAMES, write_atomic
+from torchcts_schema import COVERAGE_DIR, DTYPE_NAMES, write_atomic
 
 from torchcts_cases import index
 from torchcts_cases.coverage_trace import observed_overloads
@@ -130,7 +130,7 @@ def summary_markdown(summary: dict[str, Any]) -> str:
 
 def write_coverage(results_dir: Path, rows: dict[str, dict[str, Any]]) -> Path:
     """Write results/coverage/: audit, pending review, generated cases, summary."""
-    out = Path(results_dir) / "coverage"
+    out = Path(results_dir) / COVERAGE_DIR
     summary = summarize(rows)
     pending = sorted(n for n, r in rows.items() if r["category"] == UNKNOWN)
     files = {

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import torch
-from torchcts_schema import HostIdentity, scrub_text
+from torchcts_schema import HostIdentity, ResultsLayout, scrub_text
 
 from torchcts_cases.spec import CaseSpec
 
@@ -20,7 +20,7 @@ _IDENTITY = HostIdentity.current(roots=[os.getcwd()])
 
 def oracle_failures_path(results_dir: Path, run_key: str) -> Path:
     """``<key>_opinfo_oracle_failures_<pid>.jsonl`` of this process."""
-    return Path(results_dir) / f"{run_key}_opinfo_oracle_failures_{os.getpid()}.jsonl"
+    return ResultsLayout(results_dir, run_key).oracle_failures(os.getpid())
 
 
 def write_oracle_failure(

@@ -24,6 +24,7 @@ from torchcts_schema import (
     HostIdentity,
     Manifest,
     find_identity,
+    journal_path,
     scrub_bytes,
     scrub_text,
 )
@@ -143,7 +144,7 @@ def _submission(
         "counts": {s: n for s, n in sorted(_counts(run).items())},
         "executed_cases": executed,
         "latest": _member(run.latest),
-        "result": _member(run.latest or Path(f"{run.run_key}_journal.jsonl")),
+        "result": _member(run.latest or _relative_journal(run)),
         "canonical_artifact": _member(run.canonical),
         "scrubbed": sorted(scrubbed),
         "archived_by": f"torchcts-evidence {__version__}",
@@ -161,6 +162,10 @@ def _counts(run: RunFiles) -> dict[str, int]:
     for record in run.artifact.records:
         counts[record.status.value] = counts.get(record.status.value, 0) + 1
     return counts
+
+
+def _relative_journal(run: RunFiles) -> Path:
+    return journal_path(run.results_dir, run.run_key).relative_to(run.results_dir)
 
 
 def _member(path: Path | None) -> str | None:

@@ -17,10 +17,20 @@ from torchcts_evidence.collect import NOT_EXECUTED
 
 # fields SUBMISSION.json copies from the run metadata under the same name
 METADATA_CLAIMS = (
-    "backend", "device", "hardware_key", "run_key", "os", "python", "torch_version",
-    "torchcts_version", "manifest_digest", "command", "completed_normally",
-    "started_at", "ended_at",
-)  # fmt: skip
+    "backend",
+    "device",
+    "hardware_key",
+    "run_key",
+    "os",
+    "python",
+    "torch_version",
+    "torchcts_version",
+    "manifest_digest",
+    "command",
+    "completed_normally",
+    "started_at",
+    "ended_at",
+)
 
 
 def claim_problems(

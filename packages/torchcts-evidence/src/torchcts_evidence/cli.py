@@ -181,10 +181,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--store", type=Path, default=DEFAULT_STORE)
     p.add_argument("--gate", help="backend gate, e.g. 'mps:macos>=15' (path-free)")
     p.add_argument("--intent", help="what the command was meant to establish")
-    p.add_argument("--modification", action="append", default=[],
-                   help="runtime modification label (repeatable)")  # fmt: skip
-    p.add_argument("--surface", action="append", default=[],
-                   help="keep only surfaces matching this glob (repeatable)")  # fmt: skip
+    p.add_argument(
+        "--modification",
+        action="append",
+        default=[],
+        help="runtime modification label (repeatable)",
+    )
+    p.add_argument(
+        "--surface",
+        action="append",
+        default=[],
+        help="keep only surfaces matching this glob (repeatable)",
+    )
     p.add_argument("--check", action="store_true", help="verify the store and exit")
     p.add_argument("--reindex", action="store_true", help="rebuild index.json")
     p.set_defaults(func=_backend_pack)
@@ -194,8 +202,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=Path("results"))
     p.add_argument("--run-key")
     p.add_argument("--out", type=Path, default=Path("."))
-    p.add_argument("--accept", type=Path, metavar="PACKET",
-                   help="add a reviewed packet's rule to the ledger")  # fmt: skip
+    p.add_argument(
+        "--accept",
+        type=Path,
+        metavar="PACKET",
+        help="add a reviewed packet's rule to the ledger",
+    )
     p.add_argument("--ledger", type=Path, default=DEFAULT_LEDGER)
     p.add_argument("--id")
     p.add_argument("--reason")

@@ -12,8 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchcts_schema import (
+    JOURNAL_SUFFIX,
+    LATEST_SUFFIX,
+    REPORT_SUFFIXES,
     ArtifactError,
     Manifest,
+    ResultsLayout,
     RunArtifact,
     Status,
     find_latest,
@@ -31,19 +35,6 @@ from torchcts_schema import (
 from torchcts_evidence.errors import EvidenceError
 
 NOT_EXECUTED = frozenset({Status.NOT_RUN, Status.SKIPPED})
-# per run key, file name patterns (relative to the results dir) that belong to the run
-RUN_GLOBS = (
-    "{key}_latest.json",
-    "{key}_journal.jsonl",
-    "{key}.md",
-    "{key}.html",
-    "{key}.junit.xml",
-    "{key}_runlog*",
-    "{key}_harness_probe_failures_*.jsonl",
-    "{key}_opinfo_oracle_failures_*.jsonl",
-    "{key}_adaptive_isolation.json",
-)
-RUN_TREES = ("{key}_crashes", "coverage")
 # the placeholder `torchcts-cases init` templates give BACKEND_NAME
 TEMPLATE_BACKEND_NAME = "my backend"
 
@@ -68,8 +59,8 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
     keys = sorted(run_keys(results_dir))
     if not keys:
         raise EvidenceError(
-            f"{results_dir}: empty results directory (no *_latest.json or "
-            "*_journal.jsonl); run TorchCTS first, then archive its results"
+            f"{results_dir}: empty results directory (no *{LATEST_SUFFIX} or "
+            f"*{JOURNAL_SUFFIX}); run TorchCTS first, then archive its results"
         )
     if run_key is None and len(keys) > 1:
         # `make submission-archive` passes no key: take the run written last, and say so
@@ -78,8 +69,9 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
         raise EvidenceError(
             f"{results_dir}: no run {run_key!r} here (runs: {', '.join(keys)})"
         )
+    key = run_key if run_key is not None else keys[0]
     try:
-        source = find_latest(results_dir, run_key=run_key)
+        source = find_latest(results_dir, run_key=key)
         artifact = load_result(source)
     except ArtifactError as exc:
         raise EvidenceError(str(exc)) from None
@@ -89,7 +81,6 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
     wrong = metadata_problems(artifact.metadata)
     if wrong:
         raise EvidenceError(f"{source}: malformed run metadata: {'; '.join(wrong)}")
-    key = source.name.removesuffix("_latest.json").removesuffix("_journal.jsonl")
     executed = [r for r in artifact.results if r.status not in NOT_EXECUTED]
     if not executed:
         raise EvidenceError(
@@ -126,19 +117,27 @@ def _last_write(results_dir: Path, key: str) -> float:
 
 
 def _run_members(results_dir: Path, key: str) -> set[Path]:
-    found: set[Path] = set()
-    for pattern in RUN_GLOBS:
-        for path in results_dir.glob(pattern.format(key=key)):
-            if path.is_file() and not path.is_symlink():
-                found.add(path.relative_to(results_dir))
-    for tree in RUN_TREES:
-        root = results_dir / tree.format(key=key)
+    """The files that belong to one run, relative to `results_dir`: its own files
+    and the trees of its crash records and of the shared coverage audit."""
+    layout = ResultsLayout(results_dir, key)
+    files = [
+        layout.latest,
+        layout.journal,
+        *(layout.report(suffix) for suffix in REPORT_SUFFIXES),
+        layout.runlog,
+        layout.runlog_prev,
+        *layout.glob("probe_failures"),
+        *layout.glob("oracle_failures"),
+        layout.adaptive_decisions,
+    ]
+    for root in (layout.crashes_dir, layout.coverage_dir):
         if root.is_dir() and not root.is_symlink():
-            for path in root.rglob("*"):
-                if path.is_file() and not path.is_symlink():
-                    found.add(path.relative_to(results_dir))
-    if not journal_path(results_dir, key).exists():
-        found.discard(Path(f"{key}_journal.jsonl"))
+            files += root.rglob("*")
+    found = {
+        path.relative_to(results_dir)
+        for path in files
+        if path.is_file() and not path.is_symlink()
+    }
     return {p for p in found if not any(part.startswith(".") for part in p.parts)}
 
 

@@ -17,13 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
+    CRASHES_SUFFIX,
     ArtifactError,
     CaseRecord,
     HostIdentity,
+    ResultsLayout,
     RunArtifact,
     case_id_for_node,
     encode_artifact,
+    glob_every_key,
+    latest_path,
     load_result,
+    node_id_for_case,
     resolve_reference,
     scrub_text,
     slug,
@@ -37,10 +42,16 @@ PACKET_FORMAT = "torchcts-crash-candidate"
 PACKET_VERSION = 1
 RUNLOG_TAIL_LINES = 32
 _RECORD_TYPES: dict[str, type] = {
-    "case_id": str, "node_id": str, "crash": dict, "environment": dict,
-    "runlog_tail": list, "stderr_tail": str, "traceback": str, "repro_script": str,
+    "case_id": str,
+    "node_id": str,
+    "crash": dict,
+    "environment": dict,
+    "runlog_tail": list,
+    "stderr_tail": str,
+    "traceback": str,
+    "repro_script": str,
     "repro_command": list,
-}  # fmt: skip
+}
 _FUTURE = re.compile(r"^from __future__ import .*$", re.MULTILINE)
 
 
@@ -50,8 +61,11 @@ def find_crash_record(
     """The run key and crash record of `case` (a case id or a pytest node id)."""
     case_id = case_id_for_node(case) or case
     matches: list[tuple[str, dict[str, Any]]] = []
-    pattern = f"{run_key}_crashes/*.json" if run_key else "*_crashes/*.json"
-    for path in sorted(results_dir.glob(pattern)):
+    if run_key:
+        paths = ResultsLayout(results_dir, run_key).glob("crashes")
+    else:
+        paths = glob_every_key(results_dir, "crashes")
+    for path in paths:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -67,12 +81,12 @@ def find_crash_record(
             record.get("case_id"),
             case_id_for_node(str(record.get("node_id"))),
         ):
-            key = path.parent.name.removesuffix("_crashes")
+            key = path.parent.name.removesuffix(CRASHES_SUFFIX)
             matches.append((key, record))
     if not matches:
         raise EvidenceError(
-            f"{results_dir}: no crash record for {case_id!r} in *_crashes/; only a case "
-            "that crashed (signal, timeout, hang) has one"
+            f"{results_dir}: no crash record for {case_id!r} in *{CRASHES_SUFFIX}/; "
+            "only a case that crashed (signal, timeout, hang) has one"
         )
     if len(matches) > 1:
         keys = ", ".join(k for k, _ in matches)
@@ -176,7 +190,7 @@ def _write_shared(path: Path, text: str) -> None:
 def _artifact_text(results_dir: Path, key: str, artifact: RunArtifact) -> str:
     """The canonical artifact's own text when the latest file names one, else the
     artifact the loader rebuilt (an interrupted run), encoded the same way."""
-    latest = results_dir / f"{key}_latest.json"
+    latest = latest_path(results_dir, key)
     if latest.exists():
         target = resolve_reference(latest)
         if target != latest:
@@ -231,7 +245,7 @@ def _proposed_rule(
     return {
         "id": slug(f"{backend}-{case_id}-{signal}"),
         "backend": backend,
-        "match": {"node_id": "torchcts::" + case_id},
+        "match": {"node_id": node_id_for_case(case_id)},
         "constraints": constraints,
         "expected_signal": signal,
         "reason": "",
@@ -251,8 +265,15 @@ def torch_family(version: Any) -> str | None:
 
 
 def _env_from(meta: dict[str, Any]) -> dict[str, Any]:
-    keys = ("os", "python", "torch_version", "torchcts_version", "backend",
-            "hardware_key", "device")  # fmt: skip
+    keys = (
+        "os",
+        "python",
+        "torch_version",
+        "torchcts_version",
+        "backend",
+        "hardware_key",
+        "device",
+    )
     return {k: meta.get(k) for k in keys}
 
 

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
+    HISTORY_SUFFIX,
+    JOURNAL_SUFFIX,
+    LATEST_SUFFIX,
     ArtifactError,
     RunArtifact,
     load_result,
@@ -216,8 +219,8 @@ def _load(
     with tempfile.TemporaryDirectory(prefix="torchcts-verify-") as tmp:
         root = Path(tmp)
         # only what the loader reads: the result file, its history and its journal
-        wanted = (result, f"{RESULTS_PREFIX}{key}_journal.jsonl")
-        history = f"{RESULTS_PREFIX}{key}_history/"
+        wanted = (result, RESULTS_PREFIX + key + JOURNAL_SUFFIX)
+        history = RESULTS_PREFIX + key + HISTORY_SUFFIX + "/"
         try:
             for name, info in members.items():
                 if name in wanted or name.startswith(history):
@@ -258,7 +261,7 @@ def _load_result(root: Path, result: str, problems: list[str]) -> RunArtifact | 
 
 def _run_key_of(result: str) -> str:
     name = result.rsplit("/", 1)[-1]
-    for suffix in ("_latest.json", "_journal.jsonl"):
+    for suffix in (LATEST_SUFFIX, JOURNAL_SUFFIX):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name

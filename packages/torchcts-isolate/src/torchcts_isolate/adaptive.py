@@ -22,15 +22,12 @@ from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
+    ResultsLayout,
     case_id_for_node,
-    history_dir,
-    journal_path,
-    latest_path,
     torch_minor_family,
     write_atomic,
 )
 
-from torchcts_isolate.crash_record import crash_dir
 from torchcts_isolate.scan import Scan, scan_artifact, scan_journal
 
 ADAPTIVE_FORMAT = "torchcts-adaptive-isolation"
@@ -77,7 +74,7 @@ class AdaptiveDecisions:
 
 def adaptive_path(results_dir: Path, run_key: str) -> Path:
     """``<results>/<key>_adaptive_isolation.json``."""
-    return Path(results_dir) / f"{run_key}_adaptive_isolation.json"
+    return ResultsLayout(results_dir, run_key).adaptive_decisions
 
 
 def decide_adaptive(
@@ -96,31 +93,25 @@ def decide_adaptive(
     decisions = AdaptiveDecisions(run_key, _family_text(family))
     if not results_dir.is_dir():
         return decisions
-    histories = sorted(history_dir(results_dir, run_key).glob("*.json"))
+    layout = ResultsLayout(results_dir, run_key)
+    histories = layout.glob("history")
     for path in histories[-history_limit:] if history_limit > 0 else []:
         _from_scan(decisions, results_dir, family, scan_artifact, path)
-    previous = results_dir / f"{run_key}_journal.jsonl.prev"
+    previous = layout.journal_prev
     if previous.is_file():  # an unfinished run a fresh run set aside
         prior = _from_scan(decisions, results_dir, family, scan_journal, previous)
-        runlog = results_dir / f"{run_key}_runlog.txt.prev"
         if prior is not None and _same_family(prior.torch_version, family):
-            _from_runlog(decisions, results_dir, runlog, prior)
-    journal = journal_path(results_dir, run_key)
+            _from_runlog(decisions, results_dir, layout.runlog_prev, prior)
     current = None
-    if journal.is_file():
-        current = _from_scan(decisions, results_dir, family, scan_journal, journal)
-    elif latest_path(results_dir, run_key).is_file():
-        _from_scan(
-            decisions,
-            results_dir,
-            family,
-            scan_artifact,
-            latest_path(results_dir, run_key),
+    if layout.journal.is_file():
+        current = _from_scan(
+            decisions, results_dir, family, scan_journal, layout.journal
         )
-    _from_crash_records(decisions, results_dir, run_key, family)
+    elif layout.latest.is_file():
+        _from_scan(decisions, results_dir, family, scan_artifact, layout.latest)
+    _from_crash_records(decisions, layout, family)
     if current is not None and _same_family(current.torch_version, family):
-        runlog = results_dir / f"{run_key}_runlog.txt"
-        _from_runlog(decisions, results_dir, runlog, current)
+        _from_runlog(decisions, results_dir, layout.runlog, current)
     return decisions
 
 
@@ -191,11 +182,11 @@ def _from_scan(
 
 def _from_crash_records(
     decisions: AdaptiveDecisions,
-    root: Path,
-    run_key: str,
+    layout: ResultsLayout,
     family: tuple[int, int] | None,
 ) -> None:
-    for path in sorted(crash_dir(root, run_key).glob("*.json")):
+    root = layout.results_dir
+    for path in layout.glob("crashes"):
         source = _rel(path, root)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

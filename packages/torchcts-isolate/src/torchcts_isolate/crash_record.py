@@ -18,6 +18,7 @@ from torchcts_schema import (
     ArtifactError,
     CrashRecord,
     HostIdentity,
+    ResultsLayout,
     scrub_value,
     write_atomic,
 )
@@ -28,7 +29,7 @@ _MAX_NAME = 180
 
 def crash_dir(results_dir: Path, run_key: str) -> Path:
     """``<results>/<key>_crashes``."""
-    return Path(results_dir) / f"{run_key}_crashes"
+    return ResultsLayout(results_dir, run_key).crashes_dir
 
 
 def safe_case_name(case_id: str) -> str:

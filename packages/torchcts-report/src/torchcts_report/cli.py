@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from torchcts_schema import ArtifactError, for_terminal
+from torchcts_schema import REPORT_SUFFIXES, ArtifactError, for_terminal
 
 from torchcts_report import __version__
 from torchcts_report.diff import check_guards, diff_artifacts, diff_json, render_diff
@@ -146,7 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    render = _sub(sub, "render", "write <key>.md, .html and .junit.xml")
+    md, html, junit = REPORT_SUFFIXES
+    render = _sub(sub, "render", f"write <key>{md}, {html} and {junit}")
     render.add_argument(
         "--results",
         metavar="DIR",

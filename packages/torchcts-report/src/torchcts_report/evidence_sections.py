@@ -10,7 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from torchcts_schema import CaseRecord, Status
+from torchcts_schema import (
+    CRASHES_SUFFIX,
+    ORACLE_FAILURES_INFIX,
+    PER_PROCESS_SUFFIX,
+    CaseRecord,
+    Status,
+)
 
 from torchcts_report.clusters import quote
 from torchcts_report.frames import backend_lines, same_text
@@ -65,7 +71,7 @@ def crash_section(report: ReportInput, summary: RecordSummary) -> str:
             parts += [
                 "",
                 f"Details of {len(evidence) - MAX_CRASH_DETAILS} more crash "
-                f"record(s) are in {md_code(report.run_key + '_crashes/')}.",
+                f"record(s) are in {md_code(report.run_key + CRASHES_SUFFIX + '/')}.",
             ]
             break
         parts += ["", _crash_detail(record)]
@@ -190,10 +196,11 @@ def reference_section(report: ReportInput) -> str:
         )
     )
     if len(rows) > MAX_REFERENCE_ROWS:
+        pattern = report.run_key + ORACLE_FAILURES_INFIX + "*" + PER_PROCESS_SUFFIX
         parts += [
             "",
             f"{len(rows) - MAX_REFERENCE_ROWS} more are in the "
-            f"{md_code(report.run_key + '_opinfo_oracle_failures_*.jsonl')} files.",
+            f"{md_code(pattern)} files.",
         ]
     return "\n".join(parts)
 

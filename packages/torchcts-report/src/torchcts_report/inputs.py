@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
+    CRASHES_SUFFIX,
+    HISTORY_SUFFIX,
     ArtifactError,
+    ResultsLayout,
     RunArtifact,
     find_latest,
     load_result,
@@ -95,7 +98,7 @@ def results_dir_of(path: Path) -> Path:
     if path.is_dir():
         return path
     parent = path.parent
-    if parent.name.endswith("_history"):
+    if parent.name.endswith(HISTORY_SUFFIX):
         return parent.parent
     return parent
 
@@ -146,16 +149,14 @@ def check_run_key(key: str, where: Path | str) -> None:
 
 def gather_evidence(report: ReportInput, results_dir: Path) -> None:
     """Read probe failure files and crash records of `report.run_key`, sorted by name."""
-    key = report.run_key
-    for probe_file in sorted(results_dir.glob(f"{key}_harness_probe_failures_*.jsonl")):
+    layout = ResultsLayout(results_dir, report.run_key)
+    for probe_file in layout.glob("probe_failures"):
         report.probe_failures.extend(_read_jsonl(probe_file, report))
-    for oracle_file in sorted(
-        results_dir.glob(f"{key}_opinfo_oracle_failures_*.jsonl")
-    ):
+    for oracle_file in layout.glob("oracle_failures"):
         report.oracle_failures.extend(_read_jsonl(oracle_file, report))
-    crash_dir = results_dir / f"{key}_crashes"
+    crash_dir = layout.crashes_dir
     if crash_dir.is_dir():
-        for record_file in sorted(crash_dir.glob("*.json")):
+        for record_file in layout.glob("crashes"):
             data = _read_json(record_file, report)
             if data is None:
                 continue
@@ -215,6 +216,6 @@ def _read_jsonl(path: Path, report: ReportInput) -> list[dict[str, Any]]:
 
 def _unreadable(report: ReportInput, path: Path, problem: str) -> None:
     # the parent directory name is enough to find it; absolute paths are host identity
-    crashes = path.parent.name.endswith("_crashes")
+    crashes = path.parent.name.endswith(CRASHES_SUFFIX)
     name = f"{path.parent.name}/{path.name}" if crashes else path.name
     report.unreadable.append((name, problem))

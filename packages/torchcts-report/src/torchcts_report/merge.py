@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
+    PROBE_FAILURES_INFIX,
     ArtifactError,
     CaseRecord,
     NotRunReason,
+    ResultsLayout,
     RunArtifact,
     RunMetadata,
     Status,
@@ -292,11 +294,11 @@ def _copy_evidence(shard: Shard, index: int, out_dir: Path, key: str) -> None:
     source = shard.results_dir
     if source.resolve() == out_dir.resolve() and shard.run_key == key:
         return
-    crashes = source / f"{shard.run_key}_crashes"
-    if crashes.is_dir():
-        target = out_dir / f"{key}_crashes"
+    shard_layout = ResultsLayout(source, shard.run_key)
+    if shard_layout.crashes_dir.is_dir():
+        target = ResultsLayout(out_dir, key).crashes_dir
         target.mkdir(parents=True, exist_ok=True)
-        for record in sorted(crashes.glob("*.json")):
+        for record in shard_layout.glob("crashes"):
             destination = target / record.name
             if destination.exists() and destination.read_bytes() != record.read_bytes():
                 raise MergeError(
@@ -305,8 +307,7 @@ def _copy_evidence(shard: Shard, index: int, out_dir: Path, key: str) -> None:
                     "already merged from another shard",
                 )
             shutil.copyfile(record, destination)
-    pattern = f"{shard.run_key}_harness_probe_failures_*.jsonl"
-    for probe_file in sorted(source.glob(pattern)):
-        suffix = probe_file.name[len(shard.run_key) + len("_harness_probe_failures_") :]
-        name = f"{key}_harness_probe_failures_shard{index}-{suffix}"
+    for probe_file in shard_layout.glob("probe_failures"):
+        suffix = probe_file.name[len(shard.run_key) + len(PROBE_FAILURES_INFIX) :]
+        name = f"{key}{PROBE_FAILURES_INFIX}shard{index}-{suffix}"
         shutil.copyfile(probe_file, out_dir / name)

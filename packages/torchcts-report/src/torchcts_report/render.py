@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from torchcts_schema import write_atomic
+from torchcts_schema import (
+    HTML_SUFFIX,
+    JUNIT_SUFFIX,
+    MARKDOWN_SUFFIX,
+    ResultsLayout,
+    write_atomic,
+)
 
 from torchcts_report.html_report import render_html
 from torchcts_report.inputs import ReportInput, load_input, results_dir_of
@@ -19,13 +25,11 @@ def render_reports(
 ) -> list[Path]:
     """Write ``<key>.md``, ``<key>.html`` and ``<key>.junit.xml``; return their paths."""
     summary = summarise(report.artifact.records)  # one pass, shared by md and html
+    layout = ResultsLayout(out_dir, report.run_key)
     outputs = [
-        (out_dir / f"{report.run_key}.md", render_markdown(report, summary)),
-        (out_dir / f"{report.run_key}.html", render_html(report, summary)),
-        (
-            out_dir / f"{report.run_key}.junit.xml",
-            render_junit(report, list_all=junit_all),
-        ),
+        (layout.report(MARKDOWN_SUFFIX), render_markdown(report, summary)),
+        (layout.report(HTML_SUFFIX), render_html(report, summary)),
+        (layout.report(JUNIT_SUFFIX), render_junit(report, list_all=junit_all)),
     ]
     mode = _shared_mode()
     for path, text in outputs:

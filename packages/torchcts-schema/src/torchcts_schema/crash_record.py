@@ -19,9 +19,14 @@ from torchcts_schema.records import CrashInfo, JsonDict
 CRASH_RECORD_FORMAT = "torchcts-crash-record"
 CRASH_RECORD_VERSION = 1
 ENVIRONMENT_KEYS = (
-    "os", "python", "torch_version", "torchcts_version", "backend", "hardware_key",
+    "os",
+    "python",
+    "torch_version",
+    "torchcts_version",
+    "backend",
+    "hardware_key",
     "device",
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -120,9 +125,19 @@ class CrashRecord:
 
 _TEXT_KEYS = ("stderr_tail", "stdout_tail", "traceback", "repro_script", "isolation")
 _KNOWN = frozenset(
-    {"format", "version", "case_id", "node_id", "run_key", "crash", "runlog_tail",
-     "environment", "repro_command", *_TEXT_KEYS}
-)  # fmt: skip
+    {
+        "format",
+        "version",
+        "case_id",
+        "node_id",
+        "run_key",
+        "crash",
+        "runlog_tail",
+        "environment",
+        "repro_command",
+        *_TEXT_KEYS,
+    }
+)
 
 
 def _text(value: Any) -> str | None:

@@ -33,15 +33,23 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema.errors import ArtifactError
+from torchcts_schema.identity import node_id_for_case
 
 KNOWN_CRASH_FORMAT = "torchcts-known-crashes"
 KNOWN_CRASH_VERSION = 1
 MATCH_KEYS = ("case_glob", "node_id", "surface")
 CONSTRAINT_KEYS = ("dtype", "torch", "hardware_key")
 RULE_KEYS = (
-    "id", "backend", "match", "constraints", "expected_signal", "reason", "owner",
-    "repro", "review_after",
-)  # fmt: skip
+    "id",
+    "backend",
+    "match",
+    "constraints",
+    "expected_signal",
+    "reason",
+    "owner",
+    "repro",
+    "review_after",
+)
 _REQUIRED_TEXT = ("backend", "reason", "owner", "repro")
 _EXPECTED_KINDS = ("timeout", "hang", "subprocess")
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]*")
@@ -102,7 +110,7 @@ class KnownCrashRule:
         ):
             return False
         if self.node_id is not None and self.node_id != (
-            node_id if node_id is not None else "torchcts::" + case_id
+            node_id if node_id is not None else node_id_for_case(case_id)
         ):
             return False
         if self.surface is not None and not any(

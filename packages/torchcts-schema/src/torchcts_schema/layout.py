@@ -2,7 +2,9 @@
 
 Writers and readers ask a `ResultsLayout` for a path instead of spelling a suffix, so a
 name can change (or be audited) here alone. Node ids keep their own home in
-`identity` (`NODE_PREFIX`, `node_id_for_case`); the layout only names files.
+`identity` (`NODE_PREFIX`, `node_id_for_case`); the layout only names files. The
+lock is per directory, not per key, and keeps its one definition in `run_lock`
+(`LOCK_NAME`); `ResultsLayout.lock` points at it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchcts_schema.errors import ArtifactError
+from torchcts_schema.run_lock import LOCK_NAME
 
 LATEST_SUFFIX = "_latest.json"
 HISTORY_SUFFIX = "_history"
@@ -23,8 +26,10 @@ PROBE_FAILURES_INFIX = "_harness_probe_failures_"
 ORACLE_FAILURES_INFIX = "_opinfo_oracle_failures_"
 PER_PROCESS_SUFFIX = ".jsonl"
 ADAPTIVE_SUFFIX = "_adaptive_isolation.json"
-LOCK_SUFFIX = ".lock"
-REPORT_SUFFIXES = (".md", ".html", ".junit.xml")
+MARKDOWN_SUFFIX = ".md"
+HTML_SUFFIX = ".html"
+JUNIT_SUFFIX = ".junit.xml"
+REPORT_SUFFIXES = (MARKDOWN_SUFFIX, HTML_SUFFIX, JUNIT_SUFFIX)
 COVERAGE_DIR = "coverage"
 HISTORY_GLOB = "*.json"
 CRASH_GLOB = "*.json"
@@ -111,8 +116,8 @@ class ResultsLayout:
 
     @property
     def lock(self) -> Path:
-        """``<key>.lock``: held by the one run writing this key."""
-        return self._named(LOCK_SUFFIX)
+        """``.torchcts.lock``: one per directory, held by the one run writing there."""
+        return self.results_dir / LOCK_NAME
 
     @property
     def coverage_dir(self) -> Path:
@@ -121,7 +126,7 @@ class ResultsLayout:
 
     def glob(self, kind: str) -> list[Path]:
         """The existing files of one kind, sorted: ``probe_failures``,
-        ``oracle_failures``, ``history`` or ``crashes``."""
+        ``oracle_failures``, ``history`` or ``crashes`` (see `GLOB_KINDS`)."""
         directory, pattern = self._globs()[kind]
         return sorted(directory.glob(pattern)) if directory.is_dir() else []
 
@@ -139,6 +144,27 @@ class ResultsLayout:
             "history": (self.history_dir, HISTORY_GLOB),
             "crashes": (self.crashes_dir, CRASH_GLOB),
         }
+
+
+GLOB_KINDS = ("probe_failures", "oracle_failures", "history", "crashes")
+# the same kinds for every run key, relative to the results directory
+_EVERY_KEY = {
+    "probe_failures": f"*{PROBE_FAILURES_INFIX}*{PER_PROCESS_SUFFIX}",
+    "oracle_failures": f"*{ORACLE_FAILURES_INFIX}*{PER_PROCESS_SUFFIX}",
+    "history": f"*{HISTORY_SUFFIX}/{HISTORY_GLOB}",
+    "crashes": f"*{CRASHES_SUFFIX}/{CRASH_GLOB}",
+}
+
+
+def every_key_pattern(kind: str) -> str:
+    """The glob pattern of one kind of file over every run key, relative to the
+    results directory: ``*_crashes/*.json`` for ``crashes``."""
+    return _EVERY_KEY[kind]
+
+
+def glob_every_key(results_dir: Path, kind: str) -> list[Path]:
+    """The existing files of one kind of every run key in `results_dir`, sorted."""
+    return sorted(Path(results_dir).glob(every_key_pattern(kind)))
 
 
 def run_key_of(name: str) -> str | None:

@@ -57,7 +57,9 @@ def find_latest(results_dir: Path, *, run_key: str | None = None) -> Path:
         raise ArtifactError(results_dir, f"no result for run key {run_key!r}")
     keys = sorted(run_keys(results_dir))
     if not keys:
-        raise ArtifactError(results_dir, "no *_latest.json or *_journal.jsonl here")
+        raise ArtifactError(
+            results_dir, f"no *{LATEST_SUFFIX} or *{JOURNAL_SUFFIX} here"
+        )
     if len(keys) > 1:
         raise ArtifactError(
             results_dir, f"several run keys ({', '.join(keys)}); name one"

@@ -15,18 +15,46 @@ from torchcts_schema.errors import ManifestError
 from torchcts_schema.manifest_reader import manifest_digest, read_manifest_file
 
 DTYPE_NAMES = (
-    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
-    "float8_e4m3fn", "float8_e5m2",
-)  # fmt: skip
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex32",
+    "complex64",
+    "complex128",
+    "float8_e4m3fn",
+    "float8_e5m2",
+)
 
 VARIANT_CAPABILITIES = (
-    "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
-)  # fmt: skip
+    "forward",
+    "method",
+    "inplace",
+    "out",
+    "backward",
+    "error_inputs",
+    "noncontiguous",
+)
 SUITE_CAPABILITIES = (
-    "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
-    "rng", "serialization", "device_mismatch",
-)  # fmt: skip
+    "views",
+    "mutation",
+    "out_semantics",
+    "memory_formats",
+    "copies",
+    "factories",
+    "rng",
+    "serialization",
+    "device_mismatch",
+)
 CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES
 
 DEFAULT_UNSUPPORTED_PATTERNS = (

@@ -50,7 +50,7 @@ class _Op:
         "rules",
         "tensor_slots",
         "writes",
-    )  # fmt: skip
+    )
 
     def __init__(self, op: torch._ops.OpOverload, profile: FaultProfile) -> None:
         schema = op._schema

@@ -52,9 +52,18 @@ def _convolution_backward(
 ) -> tuple[_Tensor | None, ...]:
     bias_sizes = [grad_output.size(1)] if output_mask[2] else None
     result: tuple[_Tensor | None, ...] = torch.ops.aten.convolution_backward.default(
-        grad_output, input, weight, bias_sizes, stride, padding, dilation,
-        transposed, output_padding, groups, output_mask,
-    )  # fmt: skip
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
     return result
 
 
@@ -70,11 +79,21 @@ IMPLS: dict[str, Callable[..., Any]] = {
 # the *_overrideable hooks (which only raise) and ops whose generic kernel rounds
 # differently from the CPU kernel. simdev registers the fallback for them explicitly.
 EXPLICIT_OPS = (
-    "_to_copy", "convolution_overrideable", "convolution_backward_overrideable",
-    "_stack", "_stack.out", "addr", "addr.out", "all.dims", "all.dims_out",
-    "any.dims", "any.dims_out", "linalg__powsum", "native_group_norm",
+    "_to_copy",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
+    "_stack",
+    "_stack.out",
+    "addr",
+    "addr.out",
+    "all.dims",
+    "all.dims_out",
+    "any.dims",
+    "any.dims_out",
+    "linalg__powsum",
+    "native_group_norm",
     "native_layer_norm",
-)  # fmt: skip
+)
 _CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 NUMBER_TYPES = frozenset(_CATEGORY)
 # Overloads that write an argument their schema does not mark as written.
@@ -138,15 +157,20 @@ def rewrap_number(where: int | str, cargs: list[Any], ckwargs: dict[str, Any]) -
         ckwargs[where] = tensor
 
 
+def _dtype_category(dtype: torch.dtype) -> int:
+    """The `_CATEGORY` of a dtype: bool 0, integer 1, floating 2, complex 3."""
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype == torch.bool else 1
+
+
 def _number_dtype(value: Any, reference: _Tensor | None) -> torch.dtype:
     category = _CATEGORY[type(value)]
     if reference is not None:
         ref = reference.dtype
-        ref_category = (
-            3 if ref.is_complex else 2 if ref.is_floating_point else 0
-            if ref == torch.bool else 1
-        )  # fmt: skip
-        if category <= ref_category:
+        if category <= _dtype_category(ref):
             return ref
     default = torch.get_default_dtype()
     return (torch.bool, torch.int64, default, default.to_complex())[category]

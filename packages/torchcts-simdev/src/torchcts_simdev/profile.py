@@ -16,17 +16,41 @@ from pathlib import Path
 from typing import Any
 
 FAULT_KINDS = (
-    "wrong_values", "wrong_dtype", "wrong_shape", "wrong_strides", "not_implemented",
-    "runtime_error", "segfault", "abort", "hang", "memory_blowup", "break_alias",
+    "wrong_values",
+    "wrong_dtype",
+    "wrong_shape",
+    "wrong_strides",
+    "not_implemented",
+    "runtime_error",
+    "segfault",
+    "abort",
+    "hang",
+    "memory_blowup",
+    "break_alias",
     "drop_inplace",
-)  # fmt: skip
+)
 CRASH_KINDS = ("segfault", "abort", "hang", "memory_blowup")
 MAGNITUDES = ("small", "large")
 DTYPE_NAMES = (
-    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
-    "float8_e4m3fn", "float8_e5m2",
-)  # fmt: skip
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex32",
+    "complex64",
+    "complex128",
+    "float8_e4m3fn",
+    "float8_e5m2",
+)
 RULE_KEYS = {
     "op": "aten overload glob(s), spelled like 'aten::add.Tensor' (required)",
     "fault": "one of the fault kinds (required)",

@@ -10,9 +10,18 @@ from torchcts_cases.suites.base import case
 
 SUITE = "copies"
 DTYPES = (
-    "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
-    "uint8", "bool", "complex64",
-)  # fmt: skip
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+    "complex64",
+)
 
 
 def _sample(dtype: str) -> torch.Tensor:
