@@ -85,15 +85,7 @@ def lint(session: nox.Session) -> None:
     session.run(_bin("mypy"), *sources, external=True)
     session.run(_bin("python"), "tools/check_imports.py", external=True)
     session.run(_bin("python"), "tools/check_cycles.py", external=True)
-    # the runner still spells some results-dir names by hand; it is switched to
-    # torchcts_schema.ResultsLayout next, and then this exclusion goes
-    session.run(
-        _bin("python"),
-        "tools/check_names.py",
-        "--exclude-package",
-        "torchcts_runner",
-        external=True,
-    )
+    session.run(_bin("python"), "tools/check_names.py", external=True)
     if (ROOT / "tools" / "check_evidence.py").exists():
         session.run(_bin("python"), "tools/check_evidence.py", external=True)
 

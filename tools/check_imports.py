@@ -22,10 +22,18 @@ ALLOWED: dict[str, set[str]] = {
     "torchcts_simdev": {"torch"},
     "torchcts_cases": {"torchcts_schema", "torch", "numpy", "expecttest"},
     "torchcts_runner": {
-        "torchcts_schema", "torchcts_cases", "torchcts_isolate", "torch", "pytest",
-        "_pytest", "xdist", "pytest_timeout", "pluggy", "execnet",
+        "torchcts_schema",
+        "torchcts_cases",
+        "torchcts_isolate",
+        "torch",
+        "pytest",
+        "_pytest",
+        "xdist",
+        "pytest_timeout",
+        "pluggy",
+        "execnet",
     },
-}  # fmt: skip
+}
 INTERNAL_ALLOWED_IN = "opinfo_source.py"
 
 

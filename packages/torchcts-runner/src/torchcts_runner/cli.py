@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
+from torchcts_schema import NODE_PREFIX
+
 from torchcts_runner import __version__
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
@@ -49,7 +51,7 @@ def default_workers(device: str, cores: int | None = None) -> int:
 def _epilog() -> str:
     codes = "\n".join(f"  {code:>3}  {why}" for code, why in EXIT_CODES.items())
     return (
-        "Other arguments go to pytest (-k EXPR, -x, torchcts::<case id> ...).\n\n"
+        f"Other arguments go to pytest (-k EXPR, -x, {NODE_PREFIX}<case id> ...).\n\n"
         f"exit status:\n{codes}"
     )
 

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from torchcts_isolate import decide_adaptive, may_be_external, write_adaptive_decisions
 from torchcts_schema import (
+    NODE_PREFIX,
     ArtifactWriteError,
     CaseRecord,
     JournalContents,
@@ -193,7 +194,7 @@ class ControllerRole:
 
     def _compute_plan(self) -> CasePlan:
         s = self.settings
-        node_ids = [a for a in self.config.args if a.startswith("torchcts::")]
+        node_ids = [a for a in self.config.args if a.startswith(NODE_PREFIX)]
         try:
             return plan_cases(
                 self.source,

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import IO
 
 from torchcts_isolate import ProcessEnding, crash_for
-from torchcts_schema import CrashInfo, JsonDict, write_atomic
+from torchcts_schema import CrashInfo, JsonDict, ResultsLayout, write_atomic
 
 _FAULT_FILES: dict[str, IO[str]] = {}
 
 
 def scratch_dir(results_dir: Path, run_key: str) -> Path:
     """Per-run working files that are not results (dot-named: not for sharing)."""
-    return results_dir / f".{run_key}_scratch"
+    return ResultsLayout(results_dir, run_key).scratch
 
 
 def fault_path(scratch: Path, worker: str) -> Path:

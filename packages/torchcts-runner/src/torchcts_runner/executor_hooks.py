@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_schema import CaseRecord, CaseSpec, case_id_for_node
+from torchcts_schema import NODE_PREFIX, CaseRecord, CaseSpec, case_id_for_node
 
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_execution import CaseContext, execute_case
@@ -134,7 +134,7 @@ class ExecutorRole:
         if self.plan_file is not None:
             return self._plan_from_controller(self.plan_file)
         s = self.settings
-        node_ids = [a for a in self.config.args if a.startswith("torchcts::")]
+        node_ids = [a for a in self.config.args if a.startswith(NODE_PREFIX)]
         try:
             source = load_case_source(s.case_source)
             return plan_cases(
@@ -173,12 +173,12 @@ class ExecutorRole:
     @pytest.hookimpl
     def pytest_collection(self, session: pytest.Session) -> bool:
         """Collect the cases instead of test files (no file per op)."""
-        others = [a for a in self.config.args if not a.startswith("torchcts::")]
+        others = [a for a in self.config.args if not a.startswith(NODE_PREFIX)]
         source = getattr(self.config, "args_source", None)
         if others and source is pytest.Config.ArgsSource.ARGS:
             raise pytest.UsageError(
                 "with --torchcts-manifest, positional arguments must be case node ids "
-                f"(torchcts::<case id>); got {others[0]!r}"
+                f"({NODE_PREFIX}<case id>); got {others[0]!r}"
             )
         self.plan = self.make_plan()
         items = build_items(session, self.plan.to_run, self.run_item)

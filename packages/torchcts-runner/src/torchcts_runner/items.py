@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
-from torchcts_schema import CaseRecord, CaseSpec, Status, for_terminal
+from torchcts_schema import CaseRecord, CaseSpec, Status, for_terminal, node_id_for_case
 
 RECORD_PROPERTY = "torchcts_record"
 Executor = Callable[["CaseItem"], CaseRecord]
@@ -98,7 +98,7 @@ def build_items(
         CaseItem.from_parent(
             parent,
             name=spec.case_id,
-            nodeid=f"torchcts::{spec.case_id}",
+            nodeid=node_id_for_case(spec.case_id),
             spec=spec,
             executor=executor,
         )

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from torchcts_schema import JsonDict
+from torchcts_schema import JsonDict, ResultsLayout
 
 PROBE_TIMEOUT_S = 120.0
 
@@ -258,7 +258,7 @@ def write_failures(
     failures = [r for r in rows if r["status"] != "pass"]
     if not failures:
         return None
-    path = results_dir / f"{run_key}_harness_probe_failures_{pid}.jsonl"
+    path = ResultsLayout(results_dir, run_key).probe_failures(pid)
     with open(path, "a", encoding="utf-8") as fh:
         for row in failures:
             fh.write(

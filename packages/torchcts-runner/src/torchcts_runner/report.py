@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 
 from torchcts_schema import (
+    MARKDOWN_SUFFIX,
     STATUS_MEANINGS,
+    ResultsLayout,
     RunArtifact,
     Status,
     count_statuses,
@@ -25,7 +27,7 @@ LISTED = 200  # cases listed in the minimal report; the artifact has them all
 
 def report_path(results_dir: Path, run_key: str) -> Path:
     """``<key>.md``."""
-    return results_dir / f"{run_key}.md"
+    return ResultsLayout(results_dir, run_key).report(MARKDOWN_SUFFIX)
 
 
 def _renderer_available() -> bool:
@@ -113,7 +115,8 @@ def minimal_markdown(artifact: RunArtifact) -> str:
     lines += [
         "",
         "The resolved result artifact (`"
-        f"{meta.run_key}_latest.json`) is the source of truth; this page summarises it.",
+        f"{ResultsLayout(Path('.'), meta.run_key).latest.name}`) is the source of "
+        "truth; this page summarises it.",
         "",
     ]
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from torchcts_schema import (
     CaseRecord,
     JournalContents,
     JournalWriter,
+    ResultsLayout,
     RunArtifact,
     RunMetadata,
     SnapshotWriter,
@@ -73,6 +74,7 @@ class RunWriter:
         self.results_dir = results_dir
         self.metadata = metadata
         self.run_key = metadata.run_key
+        self.layout = ResultsLayout(results_dir, metadata.run_key)
         self.records: dict[str, CaseRecord] = {}
         self.diagnostics: dict[str, object] = {}
         self.journal_cases = 0
@@ -163,7 +165,7 @@ class RunWriter:
             ended = read_journal(path).ended
         except ArtifactError:
             ended = False
-        keep = path.with_name(path.name + ".prev")
+        keep = self.layout.journal_prev
         path.replace(keep)
         if not ended:
             self.previous_journal_note = (
@@ -172,7 +174,7 @@ class RunWriter:
             )
         runlog = runlog_path(self.results_dir, self.run_key)
         if runlog.exists():  # adaptive isolation reads the set-aside runlog
-            runlog.replace(runlog.with_name(runlog.name + ".prev"))
+            runlog.replace(self.layout.runlog_prev)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def executed_ids(self) -> set[str]:

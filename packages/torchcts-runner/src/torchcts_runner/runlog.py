@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from torchcts_schema import ResultsLayout
+
 SLOTS = 32
 WIDTH = 256  # bytes per line, newline included
-RUNLOG_SUFFIX = "_runlog.txt"
 
 
 def runlog_path(results_dir: Path, run_key: str) -> Path:
     """Where a run key's runlog lives."""
-    return results_dir / f"{run_key}{RUNLOG_SUFFIX}"
+    return ResultsLayout(results_dir, run_key).runlog
 
 
 @dataclass(frozen=True)
