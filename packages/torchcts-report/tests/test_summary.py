@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from report_factories import Synthetic
 from torchcts_report.checks import check_artifact
 from torchcts_report.findings import category_of
 from torchcts_report.summary import (
@@ -36,24 +37,19 @@ from torchcts_schema import (
     RunArtifact,
     RunMetadata,
     Status,
-    make_case_id,
-    node_id_for_case,
 )
 
 
 def _record(i, status, reason, fix, op, dtype, variant, suite, level, extra, detail):  # type: ignore[no-untyped-def]
-    case_id = make_case_id(suite, op, variant, dtype, i)
-    return CaseRecord(
-        case_id=case_id,
-        node_id=node_id_for_case(case_id),
-        op=op,
+    return Synthetic.record(
+        op,
+        dtype,
+        status,
         variant=variant,
-        dtype=dtype,
         sample=i,
-        level=level,
-        status=status,
-        expected_source=ExpectedSource.CPU_REFERENCE if i % 3 else None,
         suite=suite,
+        level=level,
+        source=ExpectedSource.CPU_REFERENCE if i % 3 else None,
         not_run_reason=reason,
         next_fix=fix,
         extra=extra,
