@@ -112,3 +112,29 @@ def test_backend_that_cannot_be_imported_exits_6(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 6, done.stdout + done.stderr
     assert "could not be imported" in done.stdout.strip().splitlines()[-1]
+
+
+def test_recorded_command_is_the_users_and_reruns_name_the_manifest(
+    tmp_path: Path,
+) -> None:
+    """Started by `make run`, the run records that command, keeps the pytest line
+    beside it, and the report's rerun commands still name the run's manifest."""
+    import json
+
+    from torchcts_schema import load_result
+
+    env_command = "make run LEVEL=2"
+    os.environ["TORCHCTS_USER_COMMAND"] = env_command
+    try:
+        done = _run(tmp_path, ["ok", "wrong"], "-n", "0")
+    finally:
+        del os.environ["TORCHCTS_USER_COMMAND"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    meta = load_result(tmp_path / "results").metadata
+    assert meta.command == env_command
+    assert "pytest" in str(meta.options["pytest_command"])
+    assert meta.options["manifest"] == "m.py"
+    (report,) = (tmp_path / "results").glob("*.md")
+    assert "--manifest 'm.py'" in report.read_text() or "--manifest m.py" in (
+        report.read_text()
+    ), json.dumps(meta.options)

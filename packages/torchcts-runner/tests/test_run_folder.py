@@ -50,3 +50,20 @@ def test_environment_records_backend_and_pytorch_settings_only(
     assert "TORCHCTS_SOAK_TAG" not in env
     profile.write_text('{"rules": []}')
     assert run_environment("simdev") != env  # an edited profile is another run
+
+
+def test_usable_path_is_never_absolute(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A manifest path recorded for rerun commands works where the run started and
+    never holds the host's absolute path."""
+    from torchcts_runner.metadata import usable_path
+
+    work = tmp_path / "work"
+    (work / "manifests").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert usable_path("manifests/simdev.py") == "manifests/simdev.py"
+    assert usable_path(str(work / "manifests" / "simdev.py")) == "manifests/simdev.py"
+    assert usable_path(str(tmp_path / "home" / "m.py")) == "~/m.py"
+    assert usable_path(str(tmp_path / "elsewhere" / "m.py")) == "../elsewhere/m.py"

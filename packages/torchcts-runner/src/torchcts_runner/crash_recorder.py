@@ -29,7 +29,7 @@ from torchcts_schema import (
 from torchcts_runner import __version__
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.crash_evidence import environment_summary
-from torchcts_runner.metadata import shareable_path, torch_version
+from torchcts_runner.metadata import torch_version, usable_path
 from torchcts_runner.runlog import runlog_path, tail_lines
 from torchcts_runner.settings import RunSettings
 
@@ -76,7 +76,7 @@ class CrashRecorder:
         command = [
             "torchcts-run",
             "--manifest",
-            shareable_path(str(self.settings.manifest.path)),
+            usable_path(str(self.settings.manifest.path)),
         ]
         if self.settings.validation:
             command.append("--validation")

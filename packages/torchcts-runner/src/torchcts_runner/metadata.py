@@ -31,6 +31,22 @@ def shareable_path(text: str) -> str:
         return path.name
 
 
+def usable_path(text: str) -> str:
+    """A path a person can paste where the run was started, never an absolute one:
+    relative to the working directory when possible, else ``~/...`` under the home
+    directory, else relative with ``..``."""
+    path = Path(text)
+    if not path.is_absolute():
+        return path.as_posix()
+    cwd = Path.cwd()
+    if path.is_relative_to(cwd):
+        return path.relative_to(cwd).as_posix()
+    home = Path.home()
+    if home != Path("/") and path.is_relative_to(home):
+        return "~/" + path.relative_to(home).as_posix()
+    return Path(os.path.relpath(path, cwd)).as_posix()
+
+
 def recorded_command(argv: list[str] | None = None) -> str:
     """The exact command, program name and paths made shareable."""
     argv = list(sys.argv if argv is None else argv)
@@ -65,6 +81,8 @@ def build_metadata(
     command = os.environ.get(USER_COMMAND_ENV) or internal
     if command != internal:
         options["pytest_command"] = internal  # what ran underneath, for debugging
+    # rerun commands in reports and crash records name the manifest from here
+    options["manifest"] = usable_path(str(manifest.path))
     return RunMetadata(
         run_key=run_key,
         device=settings.device,
@@ -87,4 +105,5 @@ __all__ = [
     "recorded_command",
     "shareable_path",
     "torch_version",
+    "usable_path",
 ]
