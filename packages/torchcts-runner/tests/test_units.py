@@ -196,3 +196,25 @@ def test_importing_the_plugin_loads_only_option_registration() -> None:
             ]
         )
     )
+
+
+def test_crash_record_runlog_tail_keeps_the_crashed_case(tmp_path: Path) -> None:
+    """A hang long enough for 40 other starts to fill the ring still leaves the
+    crashed case's own start in its crash record's runlog tail."""
+    from types import SimpleNamespace
+
+    from torchcts_runner.crash_recorder import CrashRecorder
+    from torchcts_runner.runlog import RunLog, runlog_path
+
+    settings = SimpleNamespace(results_dir=tmp_path)
+    recorder = CrashRecorder(settings, "k", "hw", lambda: None)  # type: ignore[arg-type]
+    log = RunLog(runlog_path(tmp_path, "k"))
+    hung = "torchcts::fake/hang/forward/float32/0"
+    recorder.note_start(hung, log.start(hung, "gw0").line())
+    for i in range(40):
+        log.start(f"torchcts::fake/ok/forward/float32/{i}", "gw1")
+    tail = recorder._runlog_tail(hung)
+    assert hung in tail[0] and len(tail) == 33
+    assert recorder._runlog_tail("torchcts::fake/ok/forward/float32/39")[-1].endswith(
+        "fake/ok/forward/float32/39"
+    )

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Generator, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -355,6 +356,10 @@ class ControllerRole:
         """Track cases in flight (for an interrupted run's diagnostic)."""
         if self.started and case_id_for_node(nodeid) is not None:
             self.in_flight[nodeid] = "main"
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            self.crashes.note_start(
+                nodeid, f"{stamp} (seen by the controller) {nodeid}"
+            )
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

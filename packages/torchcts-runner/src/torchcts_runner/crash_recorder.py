@@ -34,6 +34,7 @@ from torchcts_runner.runlog import runlog_path, tail_lines
 from torchcts_runner.settings import RunSettings
 
 TAIL_CHARS = 8000
+START_MEMORY = 256  # start lines kept per process, newest last
 
 
 class CrashRecorder:
@@ -51,6 +52,7 @@ class CrashRecorder:
         self.hardware_key = hardware_key
         self._source = source
         self.specs: dict[str, CaseSpec] = {}
+        self._starts: dict[str, str] = {}  # node id -> its runlog start line
         self._repros: ThreadPoolExecutor | None = None
 
     @property
@@ -111,6 +113,25 @@ class CrashRecorder:
             record, stderr_tail=tail, traceback=tail or None, defer_repro=defer_repro
         )
 
+    def note_start(self, node_id: str, line: str) -> None:
+        """Remember a case's start line: a long hang lets other workers push it out
+        of the 32-line runlog before its crash record is written."""
+        self._starts[node_id] = line
+        while len(self._starts) > START_MEMORY:
+            del self._starts[next(iter(self._starts))]
+
+    def _runlog_tail(self, node_id: str) -> list[str]:
+        """The latest runlog starts, with the crashed case's own start in them."""
+        tail = tail_lines(runlog_path(self.settings.results_dir, self.run_key))
+        if any(line.endswith(" " + node_id) for line in tail):
+            return tail
+        own = self._starts.get(node_id)
+        return (
+            [f"{own} (this case's start, since pushed out of the ring)", *tail]
+            if own
+            else tail
+        )
+
     def file_crash(
         self,
         record: CaseRecord,
@@ -139,7 +160,7 @@ class CrashRecorder:
             node_id=record.node_id,
             run_key=self.run_key,
             crash=record.crash,
-            runlog_tail=tail_lines(runlog_path(s.results_dir, self.run_key)),
+            runlog_tail=self._runlog_tail(record.node_id),
             stderr_tail=stderr_tail,
             stdout_tail=stdout_tail,
             traceback=traceback,

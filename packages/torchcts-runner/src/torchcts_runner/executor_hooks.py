@@ -207,7 +207,9 @@ class ExecutorRole:
             self._start()
         assert self.runlog is not None
         self.current = nodeid
-        self.runlog.start(nodeid, self.worker)
+        entry = self.runlog.start(nodeid, self.worker)
+        if self._policy is not None and self._policy.recorder is not None:
+            self._policy.recorder.note_start(nodeid, entry.line())
 
     @pytest.hookimpl
     def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
