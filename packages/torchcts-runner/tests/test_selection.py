@@ -93,3 +93,25 @@ def test_case_source_plugs_in_through_its_entry_point(
     missing = pytester.runpytest_subprocess(*args)
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*no_such_source*"])
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "closest"),
+    [
+        ("--op", "wromg", "wrong"),
+        ("--dtype", "float23", "float32"),
+        ("--suite", "fak", "fake"),
+    ],
+)
+def test_a_filter_that_matches_nothing_is_an_error_naming_the_closest(
+    pytester: pytest.Pytester, flag: str, value: str, closest: str
+) -> None:
+    """--op/--dtype/--suite matching nothing: usage error before any case, with the
+    closest names; results/ is not touched."""
+    write_manifest(pytester, ["ok", "wrong"], DTYPES={"float32": True})
+    result = pytester.runpytest_subprocess(*run_args(flag, value))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*{flag} {value!r} matches nothing*closest*{closest}*"]
+    )
+    assert not (pytester.path / "results").exists()

@@ -7,9 +7,12 @@ calls it too for not_run accounting and progress totals.
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from torchcts_schema import CaseRecord, CaseSpec, Manifest, case_id_for_node
 
@@ -55,6 +58,32 @@ class CasePlan:
         return [s.case_id for s in self.planned]
 
 
+def unmatched_filter(
+    selected: Any, op_globs: Sequence[str], dtypes: Sequence[str], suites: Sequence[str]
+) -> str | None:
+    """A selection filter that matches no case of the manifest, with the closest
+    names, so a typo is an error before anything runs instead of an empty run."""
+    everything = [*selected.runnable, *selected.not_run]
+    checks = (
+        ("--op", op_globs, {c.op for c in everything}, True),
+        ("--dtype", dtypes, {c.dtype for c in everything if c.dtype}, False),
+        ("--suite", suites, {c.suite for c in everything}, False),
+    )
+    for flag, wanted, known, glob in checks:
+        for value in wanted:
+            hit = (
+                any(fnmatch.fnmatchcase(k, value) for k in known)
+                if glob
+                else (value in known)
+            )
+            if hit:
+                continue
+            close = difflib.get_close_matches(value, sorted(known), n=5, cutoff=0.5)
+            hint = f"; closest: {', '.join(close)}" if close else ""
+            return f"{flag} {value!r} matches nothing in this manifest{hint}"
+    return None
+
+
 def plan_cases(
     source: CaseSource,
     manifest: Manifest,
@@ -75,6 +104,9 @@ def plan_cases(
         op_globs=tuple(op_globs),
     )
     selected = source.select_cases(manifest, selection)
+    problem = unmatched_filter(selected, op_globs, dtypes, suites)
+    if problem is not None:
+        raise SelectionError(problem)
     planned = [s for s in selected.runnable if in_shard(s.case_id, shard)]
     not_run = [r for r in selected.not_run if in_shard(r.case_id, shard)]
     wanted = None
@@ -98,4 +130,11 @@ def plan_cases(
     return CasePlan(planned, to_run, not_run)
 
 
-__all__ = ["CasePlan", "SelectionError", "in_shard", "parse_shard", "plan_cases"]
+__all__ = [
+    "CasePlan",
+    "SelectionError",
+    "in_shard",
+    "parse_shard",
+    "plan_cases",
+    "unmatched_filter",
+]
