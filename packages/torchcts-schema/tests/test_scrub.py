@@ -182,6 +182,7 @@ MIXED = HostIdentity(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
 @example("<path>//w/p/w/p")  # removing a root joined the rest into another root
+@example("/home/site-packages/t.py@/home/")  # the path mask left a second path
 def test_find_identity_finds_exactly_what_scrub_text_replaces(text: str) -> None:
     """find_identity is empty exactly when scrub_text changes nothing, and after it."""
     scrubbed = scrub_text(text, MIXED)

@@ -117,19 +117,27 @@ _MAX_PASSES = 16
 
 
 def scrub_text(text: str, identity: HostIdentity) -> str:
-    """`text` with roots relative, home ``~``, other paths and names masked."""
-    # until nothing is left: removing one root can join the text around it into
-    # another occurrence ("/w/p/w/p" with root "/w/p")
+    """`text` with roots relative, home ``~``, other paths and names masked.
+
+    Repeated until nothing changes: one replacement can join the text around it
+    into a new match ("/w/p/w/p" with root "/w/p"; a path the path mask split
+    around ``@``), and `find_identity` must find nothing in the result.
+    """
     for _ in range(_MAX_PASSES):
-        before = text
-        for root in identity.roots:
-            if root in text:
-                text = _dir_pattern(root).sub(lambda m: "" if m.group(1) else ".", text)
-        for home in identity.homes:
-            if home in text:
-                text = _dir_pattern(home).sub(lambda m: "~" + (m.group(1) or ""), text)
-        if text == before:
+        scrubbed = _scrub_once(text, identity)
+        if scrubbed == text:
             break
+        text = scrubbed
+    return text
+
+
+def _scrub_once(text: str, identity: HostIdentity) -> str:
+    for root in identity.roots:
+        if root in text:
+            text = _dir_pattern(root).sub(lambda m: "" if m.group(1) else ".", text)
+    for home in identity.homes:
+        if home in text:
+            text = _dir_pattern(home).sub(lambda m: "~" + (m.group(1) or ""), text)
     if "/" in text:
         text = _POSIX_PATH.sub(_mask_path, text)
     if ":\\" in text or ":/" in text:  # cheap test before a scan of every letter
