@@ -13,20 +13,14 @@ when there are cases to run.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import signal
 import sys
-import tempfile
-import threading
 from collections.abc import Generator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_isolate import decide_adaptive, may_be_external, write_adaptive_decisions
 from torchcts_schema import (
     NODE_PREFIX,
     ArtifactWriteError,
@@ -40,34 +34,30 @@ from torchcts_schema import (
     case_id_for_node,
     for_terminal,
     make_run_key,
-    write_atomic,
 )
 
+from torchcts_runner.background_plan import BackgroundPlan
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
 from torchcts_runner.crash_evidence import read_evidence
+from torchcts_runner.crash_handling import CrashHandling
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.hardware import hardware_key
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
-from torchcts_runner.isolation_decisions import IsolationDecisions, op_key
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
-from torchcts_runner.metadata import build_metadata, torch_version
-from torchcts_runner.planfile import plan_file_path, write_plan, write_plan_error
+from torchcts_runner.metadata import build_metadata
 from torchcts_runner.probes import ProbeRun, format_table, probe_counts, write_failures
 from torchcts_runner.progress import Progress
 from torchcts_runner.resume import (
     INTERRUPTED,
-    RETRIED,
     ResumeFindings,
     inspect_previous,
 )
-from torchcts_runner.retry import retry_isolated
+from torchcts_runner.run_end import signal_label, summary_lines, write_status
 from torchcts_runner.run_writer import FinishSummary, ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
 from torchcts_runner.settings import RunSettings
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
-
-DECISIONS = "isolation_decisions"  # the diagnostic that journals them
 
 
 class ControllerRole:
@@ -90,8 +80,7 @@ class ControllerRole:
         self._prior: JournalContents | None = None
         self._prior_read = False
         self._findings = ResumeFindings()
-        self.decisions = IsolationDecisions()
-        self.retries: list[str] = []  # case ids to retry isolated at the end
+        self.handling = CrashHandling(self.controller, self.crashes, settings)
         self.started = False
         self.plan: CasePlan | None = None
         self.local_executor: Any = None  # the local executor, when there is one
@@ -99,10 +88,7 @@ class ControllerRole:
         self.progress: Progress | None = None
         self.summary_lines: list[str] = []
         self._accounted = False
-        self._plan_thread: threading.Thread | None = None
-        self._planned: CasePlan | None = None
-        self._plan_error: BaseException | None = None
-        self._plan_dir: Path | None = None
+        self.background = BackgroundPlan(self._compute_plan)
         self.probes: ProbeRun | None = None
         self.backend_unusable = False  # the import or device probe failed
         self.write_error: ArtifactWriteError | None = None  # the disk is full
@@ -154,43 +140,18 @@ class ControllerRole:
 
     @property
     def plan_file(self) -> Path:
-        """Where this controller hands its plan to the xdist workers (outside
-        results/, so planning never touches the results directory)."""
-        if self._plan_dir is None:
-            self._plan_dir = Path(tempfile.mkdtemp(prefix="torchcts-plan-"))
-        return plan_file_path(self._plan_dir)
+        """Where this controller hands its plan to the xdist workers."""
+        return self.background.path
 
     def start_planning(self) -> None:
-        """Select cases in a thread while xdist workers start, then hand them the plan.
-
-        Selection imports torch and the case catalogue (seconds); overlapping it with
-        worker start-up keeps the controller off the path to the first case, and the
-        plan file spares every worker its own selection.
-        """
-        path = self.plan_file
-
-        def work() -> None:
-            try:
-                self._planned = self._compute_plan()
-                write_plan(path, self._planned.to_run)
-            except BaseException as exc:  # re-raised in the main thread
-                self._plan_error = exc
-                write_plan_error(path, str(exc) or repr(exc))
-
-        self._plan_thread = threading.Thread(
-            target=work, name="torchcts-plan", daemon=True
-        )
-        self._plan_thread.start()
+        """Select in a thread while xdist workers start (`background_plan`)."""
+        self.background.start()
 
     def _plan(self) -> CasePlan:
         if self.local_executor is not None and self.local_executor.plan is not None:
             return self.local_executor.plan  # type: ignore[no-any-return]
-        if self._plan_thread is not None:
-            self._plan_thread.join()
-            if self._plan_error is not None:
-                raise self._plan_error
-            assert self._planned is not None
-            return self._planned
+        if self.background.started:
+            return self.background.result()
         return self._compute_plan()
 
     def _compute_plan(self) -> CasePlan:
@@ -230,10 +191,7 @@ class ControllerRole:
             raise pytest.UsageError(str(exc)) from None
         self.started = True
         prior = self.prior()
-        if s.isolate == "adaptive":  # from earlier runs only: decided before this one
-            adaptive = decide_adaptive(s.results_dir, self.run_key, torch_version())
-            write_adaptive_decisions(s.results_dir, adaptive)
-            self.decisions.adaptive = sorted(adaptive.cases)
+        self.handling.decide_adaptive()
         try:
             self.controller.open(prior)
         except ArtifactWriteError as exc:
@@ -241,39 +199,10 @@ class ControllerRole:
             self.lock.release()
             pytest.exit(f"TorchCTS: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
         if prior is not None:
-            self._apply_findings(prior)
-        self._publish_decisions()
+            self.handling.apply_findings(self._findings, prior)
+        self.handling.publish()
         install_interrupt_handlers()
         self.probes = ProbeRun(s.manifest.path, s.device)
-
-    def _apply_findings(self, prior: JournalContents) -> None:
-        findings = self._findings
-        for case_id, crash, worker, fault in findings.crashed:
-            record = self.crashes.crashed(case_id, crash, worker, fault)
-            self.controller.record(record, notify=False)
-            self._isolate_op_of(record, "crashed in the previous attempt")
-        if findings.retry:
-            for case_id in findings.retry:
-                self.decisions.cases[case_id] = (
-                    "its process vanished without evidence in the previous attempt"
-                )
-            retried = sorted({*(prior.diagnostics.get(RETRIED) or []), *findings.retry})
-            self.controller.diagnostic(RETRIED, retried)
-
-    def _isolate_op_of(self, record: CaseRecord, why: str) -> None:
-        """The rest of this op runs isolated for the remainder of the run."""
-        key = op_key(record.suite, record.op)
-        if key in self.decisions.ops or self.settings.isolate == "none":
-            return
-        self.decisions.ops[key] = f"{record.case_id} {why}"
-        self._publish_decisions()
-
-    def _publish_decisions(self) -> None:
-        d = self.decisions
-        if not (d.ops or d.cases or d.adaptive):
-            return
-        self.decisions.write(self.controller.scratch)
-        self.controller.diagnostic(DECISIONS, self.decisions.to_dict())
 
     def _print_probes(self) -> None:
         if self.probes is None:
@@ -465,50 +394,27 @@ class ControllerRole:
         case_id = case_id_for_node(node_id)
         if case_id is None or not self.started or interrupted_by() is not None:
             return
-        worker = str(node.gateway.id)
-        crash, fault = read_evidence(
-            self.controller.scratch, worker, node_id, worker_exit_status(node)
-        )
         self.in_flight.pop(node_id, None)
-        if may_be_external(crash) and case_id not in self.retries:
-            self.retries.append(case_id)
-            report.longrepr = (
-                f"{node_id}: its worker died ({crash.detail}) without evidence that "
-                "the case caused it; it is retried isolated at the end of the run"
-            )
+        ending = self.handling.worker_died(
+            case_id, str(node.gateway.id), worker_exit_status(node)
+        )
+        if isinstance(ending, str):  # retried at the end: no record yet
+            report.longrepr = f"{node_id}: {ending}"
             return
-        record = self.crashes.crashed(case_id, crash, worker, fault, defer_repro=True)
-        self._isolate_op_of(record, "crashed its worker")
         report.user_properties = [
             *getattr(report, "user_properties", []),
-            (RECORD_PROPERTY, record_text(record)),
+            (RECORD_PROPERTY, record_text(ending)),
         ]
-        report.longrepr = f"{node_id}: {summary(record)}"
+        report.longrepr = f"{node_id}: {summary(ending)}"
 
     # -- the end --------------------------------------------------------------------
-
-    def _run_retries(self) -> None:
-        """Cases whose worker vanished without evidence, once more, isolated."""
-        if not self.retries or interrupted_by() is not None:
-            return
-        before = self.controller.diagnostics.get(RETRIED)
-        prior = [str(c) for c in before] if isinstance(before, list) else []
-        self.controller.diagnostic(RETRIED, sorted({*prior, *self.retries}))
-        for case_id in self.retries:
-            if case_id in self.controller.records:
-                continue
-            spec = self.crashes.specs.get(case_id)
-            if spec is not None:
-                record = retry_isolated(spec, self.settings, self.run_key, self.crashes)
-                self.controller.record(record)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_sessionfinish(
         self, session: pytest.Session, exitstatus: int
     ) -> Generator[None, None, None]:
         """History, reference and report at the end (a snapshot when incomplete)."""
-        if self._plan_dir is not None:
-            shutil.rmtree(self._plan_dir, ignore_errors=True)
+        self.background.remove()
         if not self.started:
             yield
             return
@@ -524,7 +430,7 @@ class ControllerRole:
             or bool(session.shouldstop)
         )
         if not interrupted:
-            self._run_retries()
+            self.handling.run_retries()
         if self.probes is not None:
             if interrupted:
                 self.probes.kill()
@@ -537,7 +443,7 @@ class ControllerRole:
             self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
         self.crashes.wait_for_repros()
         expected = self.plan.planned_ids if self.plan is not None else []
-        name = _signal_label(signum)
+        name = signal_label(signum)
         try:
             done = self.controller.finish(
                 expected,
@@ -552,20 +458,13 @@ class ControllerRole:
             self.summary_lines = [f"TorchCTS {self.run_key}: {exc}"]
             return
         self._write_status(done, complete=done.complete)
-        counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
-        self.summary_lines = [f"TorchCTS {self.run_key}: {counts or 'no cases'}"]
-        if interrupted:
-            self.summary_lines.append(
-                f"run interrupted{f' by {name}' if name else ''}: "
-                f"{len(self.in_flight)} case(s) in flight were not recorded and run "
-                f"again on resume; {done.missing} planned case(s) without a record"
-            )
-        elif not done.complete:
-            self.summary_lines.append(
-                f"run incomplete: {done.missing} planned case(s) without a record; "
-                "continue with --resume"
-            )
-        self.summary_lines.append(f"report: {done.report} ({done.report_note})")
+        self.summary_lines = summary_lines(
+            self.run_key,
+            done,
+            interrupted=interrupted,
+            signum=signum,
+            in_flight=len(self.in_flight),
+        )
         if (
             self.settings.resume
             and done.complete
@@ -576,28 +475,22 @@ class ControllerRole:
     def _write_status(self, done: FinishSummary | None, *, complete: bool) -> None:
         """Tell torchcts-run how the session really ended (its exit status)."""
         status_file = self.config.getoption("torchcts_status_file")
-        if not status_file:
-            return
-        status = {
-            "report": str(done.report) if done is not None else None,
-            "complete": complete,
-            "interrupted_by": interrupted_by(),
-            "counts": done.counts if done is not None else {},
-            "results": str(self.settings.results_dir),
-            "backend_unusable": self.backend_unusable,
-            "write_error": str(self.write_error) if self.write_error else None,
-        }
-        write_atomic(Path(status_file), json.dumps(status))
+        if status_file:
+            write_status(
+                Path(status_file),
+                done,
+                complete=complete,
+                signum=interrupted_by(),
+                results_dir=self.settings.results_dir,
+                backend_unusable=self.backend_unusable,
+                write_error=str(self.write_error) if self.write_error else None,
+            )
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The run's counts and where its report is."""
         for line in self.summary_lines:
             terminalreporter.write_line(for_terminal(line))
-
-
-def _signal_label(signum: int | None) -> str | None:
-    return None if signum is None else signal.Signals(signum).name
 
 
 __all__ = ["ControllerRole"]

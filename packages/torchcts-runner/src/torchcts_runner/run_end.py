@@ -1,0 +1,70 @@
+"""How a run ended, said twice: summary lines for the terminal, and the status file
+that tells `torchcts-run` which exit status to give (no pytest)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+from torchcts_schema import write_atomic
+
+from torchcts_runner.run_writer import FinishSummary
+
+
+def signal_label(signum: int | None) -> str | None:
+    """``SIGINT`` for 2; None when no signal ended the run."""
+    return None if signum is None else signal.Signals(signum).name
+
+
+def summary_lines(
+    run_key: str,
+    done: FinishSummary,
+    *,
+    interrupted: bool,
+    signum: int | None,
+    in_flight: int,
+) -> list[str]:
+    """The run's counts, how it ended and where its report is."""
+    counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
+    lines = [f"TorchCTS {run_key}: {counts or 'no cases'}"]
+    name = signal_label(signum)
+    if interrupted:
+        lines.append(
+            f"run interrupted{f' by {name}' if name else ''}: {in_flight} case(s) in "
+            "flight were not recorded and run again on resume; "
+            f"{done.missing} planned case(s) without a record"
+        )
+    elif not done.complete:
+        lines.append(
+            f"run incomplete: {done.missing} planned case(s) without a record; "
+            "continue with --resume"
+        )
+    lines.append(f"report: {done.report} ({done.report_note})")
+    return lines
+
+
+def write_status(
+    path: Path,
+    done: FinishSummary | None,
+    *,
+    complete: bool,
+    signum: int | None,
+    results_dir: Path,
+    backend_unusable: bool,
+    write_error: str | None,
+) -> None:
+    """The facts `torchcts-run` turns into its exit status (README: exit status)."""
+    status = {
+        "report": str(done.report) if done is not None else None,
+        "complete": complete,
+        "interrupted_by": signum,
+        "counts": done.counts if done is not None else {},
+        "results": str(results_dir),
+        "backend_unusable": backend_unusable,
+        "write_error": write_error,
+    }
+    write_atomic(path, json.dumps(status))
+
+
+__all__ = ["signal_label", "summary_lines", "write_status"]
