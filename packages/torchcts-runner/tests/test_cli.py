@@ -138,3 +138,18 @@ def test_recorded_command_is_the_users_and_reruns_name_the_manifest(
     assert "--manifest 'm.py'" in report.read_text() or "--manifest m.py" in (
         report.read_text()
     ), json.dumps(meta.options)
+
+
+def test_resume_command_is_the_users_own_plus_resume() -> None:
+    """An interrupted run prints a command that works as printed: the user's own,
+    with --resume (through ARGS for make)."""
+    from torchcts_runner.cli import resume_command
+
+    assert resume_command("make run LEVEL=2") == "make run LEVEL=2 ARGS=--resume"
+    assert resume_command("make run ARGS='--op add'") == (
+        "make run 'ARGS=--op add --resume'"
+    )
+    assert resume_command("torchcts-run --manifest m.py") == (
+        "torchcts-run --manifest m.py --resume"
+    )
+    assert resume_command("torchcts-run --resume") == "torchcts-run --resume"

@@ -315,6 +315,21 @@ def _call_through_signals(command: list[str]) -> int:
             signal.signal(number, handler)
 
 
+def resume_command(command: str) -> str:
+    """The command that continues an interrupted run: what the user typed, plus
+    ``--resume`` (through ``ARGS`` for a make target)."""
+    if not command:
+        return "the same command with --resume"
+    if command.startswith("make "):
+        words = shlex.split(command)
+        args = next((w for w in words if w.startswith("ARGS=")), None)
+        if args is None:
+            return shlex.join([*words, "ARGS=--resume"])
+        words[words.index(args)] = f"{args} --resume"
+        return shlex.join(words)
+    return command if "--resume" in shlex.split(command) else f"{command} --resume"
+
+
 def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int:
     """The exit status of a run from pytest's code and the plugin's status file."""
     if status is None:
@@ -327,12 +342,11 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
             return INTERNAL
         return code if code in (USAGE, NO_CASES) else (INTERNAL if code else OK)
     report = status.get("report")
-    results = status.get("results")
     signum = status.get("interrupted_by")
     if isinstance(signum, int):
         print(
             f"torchcts-run: run interrupted; partial report: {report}; continue "
-            f"with: torchcts-run ... --resume --results {results}",
+            f"with: {resume_command(os.environ.get(USER_COMMAND_ENV, ''))}",
             flush=True,
         )
         return 128 + signum
