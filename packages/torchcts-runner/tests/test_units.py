@@ -218,3 +218,20 @@ def test_crash_record_runlog_tail_keeps_the_crashed_case(tmp_path: Path) -> None
     assert recorder._runlog_tail("torchcts::fake/ok/forward/float32/39")[-1].endswith(
         "fake/ok/forward/float32/39"
     )
+
+
+def test_op_filter_matches_an_op_by_its_name_without_the_variant() -> None:
+    """`--op div` selects `div.no_rounding_mode` (a source matches OpInfo names), so
+    it is not reported as matching nothing; a typo is, with the closest names."""
+    from types import SimpleNamespace
+
+    from torchcts_runner.selection import unmatched_filter
+
+    case = SimpleNamespace(op="div.no_rounding_mode", dtype="float32", suite="opinfo")
+    nn = SimpleNamespace(op="nn.functional.conv2d", dtype="float32", suite="opinfo")
+    selected = SimpleNamespace(runnable=[case], not_run=[nn])
+    assert unmatched_filter(selected, ["div"], [], []) is None
+    assert unmatched_filter(selected, ["nn.functional.conv*"], [], []) is None
+    problem = unmatched_filter(selected, ["dvi"], [], [])
+    assert problem is not None and "'dvi' matches nothing" in problem
+    assert unmatched_filter(selected, [], ["float33"], []) is not None

@@ -64,8 +64,14 @@ def unmatched_filter(
     """A selection filter that matches no case of the manifest, with the closest
     names, so a typo is an error before anything runs instead of an empty run."""
     everything = [*selected.runnable, *selected.not_run]
+    # a source may match an op by its name without a variant ("div" selects
+    # "div.no_rounding_mode"): every dot-prefix of an op counts as a name of it
+    ops = {c.op for c in everything}
+    names = {
+        ".".join(op.split(".")[:n]) for op in ops for n in range(1, op.count(".") + 2)
+    }
     checks = (
-        ("--op", op_globs, {c.op for c in everything}, True),
+        ("--op", op_globs, names, True),
         ("--dtype", dtypes, {c.dtype for c in everything if c.dtype}, False),
         ("--suite", suites, {c.suite for c in everything}, False),
     )
@@ -78,7 +84,8 @@ def unmatched_filter(
             )
             if hit:
                 continue
-            close = difflib.get_close_matches(value, sorted(known), n=5, cutoff=0.5)
+            pool = sorted(ops) if flag == "--op" else sorted(known)
+            close = difflib.get_close_matches(value, pool, n=5, cutoff=0.5)
             hint = f"; closest: {', '.join(close)}" if close else ""
             return f"{flag} {value!r} matches nothing in this manifest{hint}"
     return None
