@@ -18,6 +18,7 @@ from typing import Any
 
 from torchcts_schema import (
     CRASHES_SUFFIX,
+    ENVIRONMENT_KEYS,
     ArtifactError,
     CaseRecord,
     HostIdentity,
@@ -265,16 +266,7 @@ def torch_family(version: Any) -> str | None:
 
 
 def _env_from(meta: dict[str, Any]) -> dict[str, Any]:
-    keys = (
-        "os",
-        "python",
-        "torch_version",
-        "torchcts_version",
-        "backend",
-        "hardware_key",
-        "device",
-    )
-    return {k: meta.get(k) for k in keys}
+    return {k: meta.get(k) for k in ENVIRONMENT_KEYS}
 
 
 def _join(argv: Any) -> str | None:

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 from torchcts_schema import (
-    NODE_PREFIX,
     ArtifactWriteError,
     CaseRecord,
     JournalContents,
@@ -55,7 +54,7 @@ from torchcts_runner.resume import (
 from torchcts_runner.run_end import signal_label, summary_lines, write_status
 from torchcts_runner.run_writer import FinishSummary, ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
-from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
+from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
 
@@ -155,20 +154,8 @@ class ControllerRole:
         return self._compute_plan()
 
     def _compute_plan(self) -> CasePlan:
-        s = self.settings
-        node_ids = [a for a in self.config.args if a.startswith(NODE_PREFIX)]
         try:
-            return plan_cases(
-                self.source,
-                s.manifest,
-                level=s.level,
-                dtypes=s.dtypes,
-                suites=s.suites,
-                op_globs=s.op_globs,
-                shard=s.shard,
-                done=self.done,
-                node_ids=node_ids,
-            )
+            return self.settings.plan(self.source, self.done)
         except SelectionError as exc:
             raise pytest.UsageError(str(exc)) from None
 

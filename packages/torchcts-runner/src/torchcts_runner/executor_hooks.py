@@ -34,7 +34,7 @@ from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
 from torchcts_runner.planfile import PlanFileError, read_plan
 from torchcts_runner.runlog import RunLog, runlog_path
-from torchcts_runner.selection import CasePlan, SelectionError, plan_cases
+from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
 from torchcts_runner.timeouts import case_deadline
 
@@ -133,21 +133,9 @@ class ExecutorRole:
         """
         if self.plan_file is not None:
             return self._plan_from_controller(self.plan_file)
-        s = self.settings
-        node_ids = [a for a in self.config.args if a.startswith(NODE_PREFIX)]
         try:
-            source = load_case_source(s.case_source)
-            return plan_cases(
-                source,
-                s.manifest,
-                level=s.level,
-                dtypes=s.dtypes,
-                suites=s.suites,
-                op_globs=s.op_globs,
-                shard=s.shard,
-                done=self.done(),
-                node_ids=node_ids,
-            )
+            source = load_case_source(self.settings.case_source)
+            return self.settings.plan(source, self.done())
         except (CaseSourceError, SelectionError) as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,9 +10,10 @@ from typing import Any
 import pytest
 from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
 
+from torchcts_runner.casesource import CaseSource
 from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
 from torchcts_runner.run_folder import run_environment, subset_folder
-from torchcts_runner.selection import SelectionError, parse_shard
+from torchcts_runner.selection import CasePlan, SelectionError, parse_shard, plan_cases
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,21 @@ class RunSettings:
                 "markexpr": self.markexpr,
             },
         }
+
+    def plan(self, source: CaseSource, done: Collection[str] = ()) -> CasePlan:
+        """This run's ordered cases from `source` (the one place selection options
+        become a `plan_cases` call: controller and local executor both use it)."""
+        return plan_cases(
+            source,
+            self.manifest,
+            level=self.level,
+            dtypes=self.dtypes,
+            suites=self.suites,
+            op_globs=self.op_globs,
+            shard=self.shard,
+            done=done,
+            node_ids=self.node_ids,
+        )
 
     @property
     def is_subset(self) -> bool:
