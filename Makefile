@@ -10,7 +10,7 @@ RUNS := run run-cpu run-meta run-simdev run-cuda run-mps run-xpu
 $(RUNS): export TORCHCTS_USER_COMMAND = make $@$(if $(LEVEL), LEVEL=$(LEVEL))$(if $(ARGS), ARGS='$(ARGS)')
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint bench soak report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu
+.PHONY: help env run test lint bench soak report submission-archive run-cpu run-meta run-simdev run-cuda run-mps run-xpu
 
 $(NOX):
 	@$(PYTHON) -m venv $(BOOT) && $(BOOT)/bin/pip install -q --disable-pip-version-check nox
@@ -20,6 +20,9 @@ help: ## List the targets
 
 run: $(NOX) ## The main job on the best device here (LEVEL=8 for release depth)
 	$(NOX) -s run -- $(RUN_ARGS)
+
+env: $(NOX) ## Build the environment bin/torchcts-* run (make run and make test do it too)
+	$(NOX) -s env
 
 test: $(NOX) ## All tests (what CI runs)
 	$(NOX) -s tests

@@ -76,6 +76,12 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def env(session: nox.Session) -> None:
+    """Build the shared environment that the bin/torchcts-* launchers run, and stop."""
+    _ensure_env(session)
+
+
+@nox.session(python=False)
 def lint(session: nox.Session) -> None:
     """ruff (lint and format check), mypy strict on src/, import directions and cycles, file names, evidence store."""
     _ensure_env(session)

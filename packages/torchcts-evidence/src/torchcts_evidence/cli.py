@@ -16,7 +16,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from torchcts_schema import ArtifactError, HostIdentity, for_terminal
+from torchcts_schema import (
+    ArtifactError,
+    HostIdentity,
+    for_terminal,
+    tool_command,
+    tool_prefix_at,
+)
 
 from torchcts_evidence import __version__
 from torchcts_evidence.accept import accept_packet
@@ -74,7 +80,8 @@ def _archive(args: argparse.Namespace) -> int:
         )
     if built.scrubbed:
         _say(f"host identity scrubbed from {len(built.scrubbed)} file(s)")
-    _say(f"check it with: torchcts-evidence verify {built.path}")
+    evidence = tool_command("torchcts-evidence", tool_prefix_at())
+    _say(f"check it with: {evidence} verify {built.path}")
     return 0
 
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from torchcts_schema import HostIdentity, find_identity
+from torchcts_schema import HostIdentity, find_identity, tool_command, tool_prefix_at
 
 from torchcts_evidence.backend_store import index_entry
 from torchcts_evidence.errors import EvidenceError
@@ -86,7 +86,8 @@ def _check_index(store: Path, files: list[Path]) -> list[str]:
     if not files and not index_path.exists():
         return []
     if not index_path.exists():
-        return [f"{index_path}: missing; run torchcts-evidence backend-pack --reindex"]
+        evidence = tool_command("torchcts-evidence", tool_prefix_at())
+        return [f"{index_path}: missing; run {evidence} backend-pack --reindex"]
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -26,6 +26,8 @@ from torchcts_schema import (
     load_result,
     metadata_problems,
     read_manifest_source,
+    tool_command,
+    tool_prefix_at,
     validate_manifest,
 )
 
@@ -105,7 +107,8 @@ def _submission(
     if info is None:
         problems.append(
             f"missing required file {SUBMISSION_NAME} (a plain zip of results/? build "
-            "the archive with: torchcts-evidence archive results)"
+            f"the archive with: {tool_command('torchcts-evidence', tool_prefix_at())} "
+            "archive results)"
         )
         return {}
     try:

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from torchcts_schema import CaseRecord, RunMetadata, Status, node_id_for_case
+from torchcts_schema import (
+    CaseRecord,
+    RunMetadata,
+    Status,
+    node_id_for_case,
+    recorded_prefix,
+    tool_command,
+)
 
 from torchcts_report.text import one_line
 
@@ -202,8 +209,18 @@ def rerun_command(
     `base` is the directory the command is run from (see `manifest_of`).
     """
     flags = " --isolate all" if isolate else ""
+    if metadata.options.get("validation") is True:
+        flags = f" --validation{flags}"
+    results = metadata.options.get("results")
+    if (
+        isinstance(results, str)
+        and results
+        and not PurePosixPath(results).is_absolute()
+    ):
+        flags = f" --results {shell_path(results)}{flags}"
     return (
-        f"torchcts-run --manifest {shell_path(manifest_of(metadata, base))}{flags} "
+        f"{tool_command('torchcts-run', recorded_prefix(metadata.options))} "
+        f"--manifest {shell_path(manifest_of(metadata, base))}{flags} "
         f"{quote(node_id_for_case(case_id))}"
     )
 

@@ -11,9 +11,11 @@ import json
 from typing import Any
 
 from torchcts_schema import (
+    CHECKOUT_PREFIX,
     CRASHES_SUFFIX,
     ORACLE_FAILURES_INFIX,
     PER_PROCESS_SUFFIX,
+    TOOLS,
     CaseRecord,
     Status,
 )
@@ -99,6 +101,10 @@ def _crash_row(record: CaseRecord, evidence: dict[str, Any] | None) -> list[str]
     ]
 
 
+def _is_tool(word: str) -> bool:
+    return word.removeprefix(CHECKOUT_PREFIX) in TOOLS
+
+
 def _crash_detail(record: dict[str, Any]) -> str:
     lines = [f"### Crash of {md_code(record.get('case_id'))}", ""]
     lines.append(f"- record: {md_code(record.get('_file'))}")
@@ -109,7 +115,8 @@ def _crash_detail(record: dict[str, Any]) -> str:
         )
         lines.append(f"- ended by: {md(summary or 'unknown')}")
     repro = record.get("repro_command")
-    if isinstance(repro, list):
+    # a crafted record could hold any command: only a TorchCTS tool's is printed
+    if isinstance(repro, list) and repro and _is_tool(str(repro[0])):
         lines.append(f"- rerun: {md_code(' '.join(quote(str(a)) for a in repro), 600)}")
     env = record.get("environment")
     if isinstance(env, dict) and env:

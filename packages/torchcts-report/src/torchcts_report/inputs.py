@@ -17,6 +17,7 @@ from typing import Any
 from torchcts_schema import (
     CRASHES_SUFFIX,
     HISTORY_SUFFIX,
+    SELECTIONS_DIR,
     ArtifactError,
     ResultsLayout,
     RunArtifact,
@@ -45,8 +46,14 @@ class ReportInput:
 
     @property
     def command_base(self) -> Path | None:
-        """Where rerun commands run from: the directory holding the results dir."""
-        return None if self.results_dir is None else self.results_dir.parent
+        """Where rerun commands run from: the directory holding the results dir
+        (for a subset run's ``<results>/selections/<name>/``, the one holding
+        ``<results>``)."""
+        if self.results_dir is None:
+            return None
+        if self.results_dir.parent.name == SELECTIONS_DIR:
+            return self.results_dir.parent.parent.parent
+        return self.results_dir.parent
 
 
 PASSING_PROBE = frozenset({"pass", "passed", "ok"})

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from torchcts_schema import NODE_PREFIX
+from torchcts_schema import NODE_PREFIX, tool_command, tool_prefix_at
 
 from torchcts_runner import __version__
 from torchcts_runner.defaults import ISOLATE_MODES
@@ -266,7 +266,7 @@ def _user_command(argv: list[str]) -> str:
     from torchcts_runner.metadata import shareable_path
 
     words = [shareable_path(a) if os.sep in a else a for a in argv]
-    return shlex.join(["torchcts-run", *words])
+    return shlex.join([tool_command("torchcts-run", tool_prefix_at()), *words])
 
 
 def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:

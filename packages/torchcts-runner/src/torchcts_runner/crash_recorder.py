@@ -24,6 +24,8 @@ from torchcts_schema import (
     Status,
     node_id_for_case,
     record_for,
+    tool_command,
+    tool_prefix_at,
 )
 
 from torchcts_runner import __version__
@@ -76,7 +78,7 @@ class CrashRecorder:
     def repro_command(self, case_id: str) -> list[str]:
         """torchcts-run arguments that rerun only this case, in process."""
         command = [
-            "torchcts-run",
+            tool_command("torchcts-run", tool_prefix_at()),
             "--manifest",
             usable_path(str(self.settings.manifest.path)),
         ]

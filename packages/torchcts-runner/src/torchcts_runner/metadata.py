@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from torchcts_schema import RunMetadata
+from torchcts_schema import TOOL_PREFIX_OPTION, RunMetadata, tool_prefix_at
 
 from torchcts_runner import __version__
 from torchcts_runner.run_folder import USER_COMMAND_ENV
@@ -83,6 +83,11 @@ def build_metadata(
         options["pytest_command"] = internal  # what ran underneath, for debugging
     # rerun commands in reports and crash records name the manifest from here
     options["manifest"] = usable_path(str(manifest.path))
+    results = usable_path(str(settings.results_root or settings.results_dir))
+    if results != "results":  # rerun commands then name it, so they land beside it
+        options["results"] = results
+    if prefix := tool_prefix_at():  # started at a checkout root: bin/torchcts-run
+        options[TOOL_PREFIX_OPTION] = prefix
     return RunMetadata(
         run_key=run_key,
         device=settings.device,

@@ -16,7 +16,8 @@ import os
 import re
 from collections.abc import Sequence
 
-SELECTIONS = "selections"
+from torchcts_schema import SELECTIONS_DIR
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 _DOTS = re.compile(r"\.{2,}")
 MAX_NAME = 60
@@ -52,7 +53,7 @@ def subset_folder(
     if len(name) > MAX_NAME or name != whole.replace("/", "."):
         digest = hashlib.sha256(whole.encode("utf-8")).hexdigest()[:8]
         name = f"{name[: MAX_NAME - 9].rstrip('-.')}-{digest}"
-    return f"{SELECTIONS}/{name}"
+    return f"{SELECTIONS_DIR}/{name}"
 
 
 def run_environment(device: str) -> dict[str, str]:
@@ -84,4 +85,4 @@ def _describe_value(value: str) -> str:
     return f"{os.path.basename(value)}@sha256:{digest}"
 
 
-__all__ = ["SELECTIONS", "USER_COMMAND_ENV", "run_environment", "subset_folder"]
+__all__ = ["USER_COMMAND_ENV", "run_environment", "subset_folder"]

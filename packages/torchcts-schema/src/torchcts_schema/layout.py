@@ -31,6 +31,7 @@ HTML_SUFFIX = ".html"
 JUNIT_SUFFIX = ".junit.xml"
 REPORT_SUFFIXES = (MARKDOWN_SUFFIX, HTML_SUFFIX, JUNIT_SUFFIX)
 COVERAGE_DIR = "coverage"
+SELECTIONS_DIR = "selections"  # subset runs: <results>/selections/<name>/
 HISTORY_GLOB = "*.json"
 CRASH_GLOB = "*.json"
 
