@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from runner_helpers import artifact_records, run_args, use_fake_source, write_manifest
-from torchcts_schema import NotRunReason, Status
+from torchcts_schema import NotRunReason, Status, load_result
 
 
 @pytest.fixture(autouse=True)
@@ -17,7 +17,8 @@ def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_node_ids_k_and_dtype_select_and_account(
     pytester: pytest.Pytester, workers: int
 ) -> None:
-    """A node id argument and -k pick cases; --dtype filters; the rest is not_run."""
+    """A node id argument and -k pick cases; --dtype filters; the rest is counted as
+    outside the selection (a subset run records only what it selected)."""
     write_manifest(
         pytester, ["ok", "wrong", "slow"], DTYPES={"float32": True, "float64": True}
     )
@@ -33,10 +34,13 @@ def test_node_ids_k_and_dtype_select_and_account(
     records = artifact_records(folder)
     assert records["fake/ok/forward/float32/0"].status is Status.PASSED
     assert records["fake/wrong/forward/float32/0"].status is Status.FAILED
-    slow = records["fake/slow/forward/float32/0"]
-    assert slow.status is Status.NOT_RUN
-    assert slow.not_run_reason is NotRunReason.FILTERED_BY_SELECTION
-    assert records["fake/ok/forward/float64/0"].status is Status.NOT_RUN
+    assert set(records) == {
+        "fake/ok/forward/float32/0",
+        "fake/wrong/forward/float32/0",
+    }
+    # slow (by -k) and the float64 cases (by --dtype): 4 of the 6, counted
+    outside = load_result(folder).metadata.outside
+    assert outside == {NotRunReason.FILTERED_BY_SELECTION.value: 4}
 
 
 @pytest.mark.parametrize("workers", [0, 2])

@@ -15,7 +15,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from torchcts_schema import DTYPE_NAMES, Manifest, NotRunReason, gc_paused
+from torchcts_schema import (
+    DTYPE_NAMES,
+    OUTSIDE_REASONS,
+    Manifest,
+    NotRunReason,
+    gc_paused,
+)
 
 from torchcts_cases.catalog import (
     OPINFO_SUITE,
@@ -102,6 +108,9 @@ def _place_group(
     shared fields (`GroupRecords`).
     """
     family = entry["family"]
+    if found is not None and rules.counts_only(found):
+        rules.count(out, OPINFO_SUITE, op, dtype, found, count)
+        return
     prefix = group_prefix(op, variant, dtype)
     records = GroupRecords(
         OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
@@ -112,6 +121,9 @@ def _place_group(
         reason = found or rules.opinfo_reason(sample, level)
         if reason is None:
             runnable.append(sample)
+            continue
+        if rules.counts_only(reason):
+            rules.count(out, OPINFO_SUITE, op, dtype, reason, 1)
             continue
         case_id = f"{prefix}{sample}"
         out.not_run.append(records.record(case_id, sample, level, reason))
@@ -126,6 +138,8 @@ def _place(
         reason = found or rules.sample_reason(spec)
         if reason is None:
             out.runnable.append(spec)
+        elif rules.counts_only(reason):
+            rules.count(out, spec.suite, spec.op, spec.dtype, reason, 1)
         else:
             out.not_run.append(not_run_record(spec, *reason))
 
@@ -145,6 +159,23 @@ class _Rules:
         )
         # one string per level, shared by every record that level filters
         self.level_reasons: dict[int, Reason] = _LevelReasons(level)
+
+    def counts_only(self, reason: Reason) -> bool:
+        """Is a case excluded for `reason` counted rather than recorded?"""
+        return not self.sel.record_outside and reason[0] in OUTSIDE_REASONS
+
+    def count(
+        self,
+        out: SelectedCases,
+        suite: str,
+        op: str,
+        dtype: str | None,
+        reason: Reason,
+        n: int,
+    ) -> None:
+        """Count `n` cases of one group outside the selection."""
+        key = (suite, op, dtype, reason[0].value)
+        out.outside[key] = out.outside.get(key, 0) + n
 
     def group_reason(
         self, suite: str, op: str, name: str, dtype: str | None, capability: str

@@ -15,7 +15,7 @@ files are read with `torchcts_isolate.scan`, which decodes only crashed records.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,14 +83,21 @@ def decide_adaptive(
     torch_version: str | None,
     *,
     history_limit: int = HISTORY_LIMIT,
+    crash_records_of: Sequence[Path] = (),
 ) -> AdaptiveDecisions:
     """Collect the evidence for ``run_key`` under ``torch_version``'s minor family.
 
-    A missing results directory simply yields no decisions.
+    A missing results directory simply yields no decisions. The crash records of the
+    `crash_records_of` results directories count too: a subset run in its own folder
+    still isolates what crashed in the full run (their records are small files, so
+    this costs no artifact parsing).
     """
     results_dir = Path(results_dir)
     family = torch_minor_family(torch_version) if torch_version else None
     decisions = AdaptiveDecisions(run_key, _family_text(family))
+    for other in crash_records_of:
+        if Path(other).is_dir():
+            _from_crash_records(decisions, ResultsLayout(Path(other), run_key), family)
     if not results_dir.is_dir():
         return decisions
     layout = ResultsLayout(results_dir, run_key)

@@ -161,6 +161,14 @@ def _status_section(report: ReportInput, summary: RecordSummary) -> str:
             f"\n\nThe run metadata states other counts ({md(listed)}); the counts "
             "above are computed from the records, which are the source of truth."
         )
+    outside = report.artifact.metadata.outside
+    if outside:
+        listed = ", ".join(f"{md(k)} {outside[k]:,}" for k in sorted(outside))
+        text += (
+            f"\n\nThis run selected part of the manifest: {sum(outside.values()):,} "
+            f"more case(s) outside its level and filters were counted, not recorded "
+            f"({listed})."
+        )
     return text
 
 

@@ -38,6 +38,9 @@ EXIT_CODES = {
 }
 
 
+RERUN_IN_PROCESS_MAX = 16
+
+
 def default_workers(device: str, cores: int | None = None) -> int:
     """One worker per accelerator process; one per core for host-CPU devices.
 
@@ -46,6 +49,13 @@ def default_workers(device: str, cores: int | None = None) -> int:
     if device in ACCELERATORS:
         return 1
     return max(1, min(cores or os.cpu_count() or 1, 8))
+
+
+def few_node_ids(args: list[str]) -> bool:
+    """Do the pytest arguments name a handful of cases (a rerun) and nothing else
+    that selects? Such a run executes in process: no xdist workers to start."""
+    nodes = [a for a in args if a.startswith(NODE_PREFIX)]
+    return 0 < len(nodes) <= RERUN_IN_PROCESS_MAX
 
 
 def _epilog() -> str:
@@ -129,7 +139,8 @@ def _parser() -> argparse.ArgumentParser:
         "--numprocesses",
         dest="workers",
         default=None,
-        help="xdist workers (default: 1 on an accelerator, cores otherwise; 0: no xdist)",
+        help="xdist workers (default: 1 on an accelerator, cores otherwise, none for "
+        f"a rerun of up to {RERUN_IN_PROCESS_MAX} node ids; 0: no xdist)",
     )
     add("--quiet", action="store_true", help="plain progress lines (CI logs)")
     add(
@@ -249,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         return _usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
     workers = options.workers
+    if workers is None and few_node_ids(passthrough):
+        workers = "0"  # a rerun: starting workers would cost more than the cases
     if workers is None and manifest_workers is not None:
         workers = str(manifest_workers)
     args = build_pytest_args(

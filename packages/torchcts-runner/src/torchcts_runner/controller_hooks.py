@@ -44,7 +44,8 @@ from torchcts_runner.hardware import hardware_key
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
 from torchcts_runner.metadata import build_metadata
-from torchcts_runner.probes import ProbeRun, format_table, probe_counts, write_failures
+from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
+from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress
 from torchcts_runner.resume import (
     INTERRUPTED,
@@ -88,7 +89,7 @@ class ControllerRole:
         self.summary_lines: list[str] = []
         self._accounted = False
         self.background = BackgroundPlan(self._compute_plan)
-        self.probes: ProbeRun | None = None
+        self.probes: ProbePhase | None = None
         self.backend_unusable = False  # the import or device probe failed
         self.write_error: ArtifactWriteError | None = None  # the disk is full
         self.session: pytest.Session | None = None
@@ -189,23 +190,21 @@ class ControllerRole:
             self.handling.apply_findings(self._findings, prior)
         self.handling.publish()
         install_interrupt_handlers()
-        self.probes = ProbeRun(s.manifest.path, s.device)
+        self.probes = start_probes(
+            s, self.run_key, self.controller.metadata.torch_version
+        )
 
     def _print_probes(self) -> None:
         if self.probes is None:
             return
-        rows = self.probes.result()
+        rows, table = self.probes.finish()
         self.probes = None
         counts = probe_counts(rows)
-        self.backend_unusable = any(
-            row.get("kind") in ("import", "device") and row.get("status") == "fail"
-            for row in rows
-        )
+        self.backend_unusable = backend_unusable(rows)
         self.controller.set_probe_counts(counts)
         self.controller.diagnostic("probes", {"counts": counts, "rows": rows})
         write_failures(self.settings.results_dir, self.run_key, os.getpid(), rows)
-        lines = [f"TorchCTS probes ({counts['pass']}/{counts['total']} pass):"]
-        self._write(for_terminal("\n".join([*lines, *format_table(rows)])) + "\n")
+        self._write(for_terminal(table) + "\n")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtestloop(
@@ -229,6 +228,7 @@ class ControllerRole:
         for spec in self.plan.planned:
             self.crashes.specs[spec.case_id] = spec
         self.controller.add_not_run(self.plan.not_run)
+        self.controller.set_outside(self.plan.outside_by_reason())
         if self.local_executor is not None:
             self.account_collected(item.nodeid for item in session.items)
         live = sys.stderr.isatty() and not self.settings.quiet
@@ -251,8 +251,18 @@ class ControllerRole:
             self.progress.total = len(collected)
         done = self.done
         records = []
+        outside = self.plan.outside
         for spec in self.plan.planned:
             if spec.case_id in collected or spec.case_id in done:
+                continue
+            if self.settings.is_subset:  # counted, as selection counts the rest
+                key = (
+                    spec.suite,
+                    spec.op,
+                    spec.dtype,
+                    str(NotRunReason.FILTERED_BY_SELECTION),
+                )
+                outside[key] = outside.get(key, 0) + 1
                 continue
             records.append(
                 self.crashes.record(
@@ -264,6 +274,7 @@ class ControllerRole:
                 )
             )
         self.controller.add_not_run(records)
+        self.controller.set_outside(self.plan.outside_by_reason())
 
     # -- during the run -----------------------------------------------------------------
 

@@ -44,7 +44,13 @@ class CrashHandling:
         s = self.settings
         if s.isolate != "adaptive":
             return
-        adaptive = decide_adaptive(s.results_dir, self.writer.run_key, torch_version())
+        root = s.results_root
+        adaptive = decide_adaptive(
+            s.results_dir,
+            self.writer.run_key,
+            torch_version(),
+            crash_records_of=[root] if root and root != s.results_dir else [],
+        )
         write_adaptive_decisions(s.results_dir, adaptive)
         self.decisions.adaptive = sorted(adaptive.cases)
 

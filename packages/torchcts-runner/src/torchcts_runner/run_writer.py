@@ -191,6 +191,10 @@ class RunWriter:
         """Probe pass/fail/total counts for the run metadata."""
         self.metadata = replace(self.metadata, probes=dict(counts))
 
+    def set_outside(self, totals: dict[str, int]) -> None:
+        """A subset run's counts of the cases outside it, by reason (no records)."""
+        self.metadata = replace(self.metadata, outside=dict(totals))
+
     def add_not_run(self, records: Iterable[CaseRecord]) -> None:
         """Selection accounting; a record already identical in the journal is kept."""
         assert self.journal is not None

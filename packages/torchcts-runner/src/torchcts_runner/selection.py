@@ -11,10 +11,18 @@ import difflib
 import fnmatch
 import hashlib
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from torchcts_schema import CaseRecord, CaseSpec, Manifest, case_id_for_node
+from torchcts_schema import (
+    OUTSIDE_REASONS,
+    CaseRecord,
+    CaseSpec,
+    Manifest,
+    OutsideCounts,
+    case_id_for_node,
+    split_case_id,
+)
 
 from torchcts_runner.casesource import CaseSource
 
@@ -46,11 +54,20 @@ def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
 
 @dataclass
 class CasePlan:
-    """The ordered cases to collect, and the not_run records of the selection."""
+    """The ordered cases to collect, the not_run records of the selection, and (for a
+    subset run) the cases outside it, counted by reason instead of recorded."""
 
     planned: list[CaseSpec]  # in the shard, before resume and node-id filters
     to_run: list[CaseSpec]  # what becomes pytest items
     not_run: list[CaseRecord]
+    outside: OutsideCounts = field(default_factory=dict)
+
+    def outside_by_reason(self) -> dict[str, int]:
+        """How many cases each outside reason covers (what the metadata keeps)."""
+        totals: dict[str, int] = {}
+        for (_suite, _op, _dtype, reason), n in self.outside.items():
+            totals[reason] = totals.get(reason, 0) + n
+        return dict(sorted(totals.items()))
 
     @property
     def planned_ids(self) -> list[str]:
@@ -64,16 +81,27 @@ def unmatched_filter(
     """A selection filter that matches no case of the manifest, with the closest
     names, so a typo is an error before anything runs instead of an empty run."""
     everything = [*selected.runnable, *selected.not_run]
+    outside = list(getattr(selected, "outside", {}))
     # a source may match an op by its name without a variant ("div" selects
     # "div.no_rounding_mode"): every dot-prefix of an op counts as a name of it
-    ops = {c.op for c in everything}
+    ops = {c.op for c in everything} | {op for _, op, _, _ in outside}
     names = {
         ".".join(op.split(".")[:n]) for op in ops for n in range(1, op.count(".") + 2)
     }
     checks = (
         ("--op", op_globs, names, True),
-        ("--dtype", dtypes, {c.dtype for c in everything if c.dtype}, False),
-        ("--suite", suites, {c.suite for c in everything}, False),
+        (
+            "--dtype",
+            dtypes,
+            {c.dtype for c in everything if c.dtype} | {d for *_, d, _ in outside if d},
+            False,
+        ),
+        (
+            "--suite",
+            suites,
+            {c.suite for c in everything} | {s for s, *_ in outside},
+            False,
+        ),
     )
     for flag, wanted, known, glob in checks:
         for value in wanted:
@@ -102,20 +130,46 @@ def plan_cases(
     shard: tuple[int, int] | None,
     done: Collection[str] = (),
     node_ids: Sequence[str] = (),
+    record_outside: bool = True,
 ) -> CasePlan:
-    """Select, shard, drop finished cases (resume) and apply node-id arguments."""
+    """Select, shard, drop finished cases (resume) and apply node-id arguments.
+
+    With `record_outside` False (a subset run) the cases outside the level and the
+    filters are counted, not recorded, and node ids narrow the filters to their own
+    suites, ops and dtypes, so a rerun of one case never walks the universe.
+    """
+    narrowed = (
+        _narrowed(node_ids, dtypes, suites, op_globs)
+        if node_ids and not record_outside
+        else (tuple(dtypes), tuple(suites), tuple(op_globs))
+    )
+    fields: dict[str, Any] = {}
+    if not record_outside:
+        fields["record_outside"] = False
     selection = source.selection(
         level=level,
-        dtypes=tuple(dtypes),
-        suites=tuple(suites),
-        op_globs=tuple(op_globs),
+        dtypes=narrowed[0],
+        suites=narrowed[1],
+        op_globs=narrowed[2],
+        **fields,
     )
     selected = source.select_cases(manifest, selection)
     problem = unmatched_filter(selected, op_globs, dtypes, suites)
     if problem is not None:
         raise SelectionError(problem)
+    outside: OutsideCounts = dict(getattr(selected, "outside", {}))
     planned = [s for s in selected.runnable if in_shard(s.case_id, shard)]
-    not_run = [r for r in selected.not_run if in_shard(r.case_id, shard)]
+    not_run = []
+    for record in selected.not_run:
+        if not in_shard(record.case_id, shard):
+            continue
+        reason = record.not_run_reason
+        if not record_outside and reason in OUTSIDE_REASONS:
+            # a source that records everything: count here, as a subset run must
+            key = (record.suite, record.op, record.dtype, str(reason))
+            outside[key] = outside.get(key, 0) + 1
+        else:
+            not_run.append(record)
     wanted = None
     if node_ids:
         wanted = set()
@@ -134,7 +188,38 @@ def plan_cases(
         for s in planned
         if s.case_id not in done_set and (wanted is None or s.case_id in wanted)
     ]
-    return CasePlan(planned, to_run, not_run)
+    return CasePlan(planned, to_run, not_run, outside)
+
+
+def escape_glob(text: str) -> str:
+    """`text` as an fnmatch pattern that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+def _narrowed(
+    node_ids: Sequence[str],
+    dtypes: Sequence[str],
+    suites: Sequence[str],
+    op_globs: Sequence[str],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The filters of a node-id run: each filter the user left empty becomes the
+    node ids' own values, when every id is a well-formed case id. The exact ids are
+    applied after selection; this only keeps selection from walking the rest."""
+    parts = []
+    for node_id in node_ids:
+        case_id = case_id_for_node(node_id)
+        try:
+            parts.append(split_case_id(case_id or ""))
+        except ValueError:
+            return tuple(dtypes), tuple(suites), tuple(op_globs)
+    own_dtypes = sorted({p[3] for p in parts if p[3] is not None})
+    if not dtypes and all(p[3] is not None for p in parts):
+        dtypes = own_dtypes
+    if not suites:
+        suites = sorted({p[0] for p in parts})
+    if not op_globs:
+        op_globs = sorted({escape_glob(p[1]) for p in parts})
+    return tuple(dtypes), tuple(suites), tuple(op_globs)
 
 
 __all__ = [

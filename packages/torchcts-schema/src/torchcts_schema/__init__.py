@@ -13,7 +13,9 @@ from torchcts_schema.artifact import (
 from torchcts_schema.atomic import write_atomic, write_once
 from torchcts_schema.case_contract import (
     CASE_SOURCE_GROUP,
+    OUTSIDE_REASONS,
     CaseSpec,
+    OutsideCounts,
     SelectedCases,
     Selection,
     Verdict,
@@ -183,6 +185,7 @@ __all__ = [
     "NODE_PREFIX",
     "NOT_RUN_MEANINGS",
     "ORACLE_FAILURES_INFIX",
+    "OUTSIDE_REASONS",
     "PER_PROCESS_SUFFIX",
     "PREV_SUFFIX",
     "PROBE_FAILURES_INFIX",
@@ -214,6 +217,7 @@ __all__ = [
     "ManifestError",
     "NextFix",
     "NotRunReason",
+    "OutsideCounts",
     "ResultsLayout",
     "RunArtifact",
     "RunLock",

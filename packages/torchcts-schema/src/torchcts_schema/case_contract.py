@@ -15,7 +15,16 @@ from typing import Any
 
 from torchcts_schema.identity import node_id_for_case, split_case_id
 from torchcts_schema.records import CaseRecord
-from torchcts_schema.vocabulary import ExpectedSource
+from torchcts_schema.vocabulary import ExpectedSource, NotRunReason
+
+# Reasons that say a case lies outside what the command line asked for (its level or
+# filters). A subset run counts those cases instead of recording each: a rerun of one
+# case costs what one case costs, not what the universe costs.
+OUTSIDE_REASONS = frozenset(
+    {NotRunReason.LEVEL_FILTERED, NotRunReason.FILTERED_BY_SELECTION}
+)
+# (suite, op, dtype, reason) -> how many cases were counted, not recorded
+OutsideCounts = dict[tuple[str, str, str | None, str], int]
 
 CASE_SOURCE_GROUP = "torchcts.case_sources"  # entry points: name -> module
 
@@ -75,14 +84,19 @@ class Selection:
     dtypes: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()
     op_globs: tuple[str, ...] = ()
+    # False (a subset run): cases with an `OUTSIDE_REASONS` reason are counted in
+    # `SelectedCases.outside`, not recorded one by one
+    record_outside: bool = True
 
 
 @dataclass
 class SelectedCases:
-    """The runnable cases in a deterministic order, and one record per excluded case."""
+    """The runnable cases in a deterministic order, one record per excluded case, and
+    the counts of excluded cases a subset run does not record (`outside`)."""
 
     runnable: list[CaseSpec] = field(default_factory=list)
     not_run: list[CaseRecord] = field(default_factory=list)
+    outside: OutsideCounts = field(default_factory=dict)
 
 
 @dataclass

@@ -26,6 +26,7 @@ PROBE_FAILURES_INFIX = "_harness_probe_failures_"
 ORACLE_FAILURES_INFIX = "_opinfo_oracle_failures_"
 PER_PROCESS_SUFFIX = ".jsonl"
 ADAPTIVE_SUFFIX = "_adaptive_isolation.json"
+PROBE_CACHE_SUFFIX = "_probes.json"  # hidden: ``.<key>_probes.json``
 MARKDOWN_SUFFIX = ".md"
 HTML_SUFFIX = ".html"
 JUNIT_SUFFIX = ".junit.xml"
@@ -114,6 +115,11 @@ class ResultsLayout:
     def adaptive_decisions(self) -> Path:
         """``<key>_adaptive_isolation.json``: isolation chosen from prior evidence."""
         return self._named(ADAPTIVE_SUFFIX)
+
+    @property
+    def probe_cache(self) -> Path:
+        """``.<key>_probes.json``: the last full probe table, reused by reruns."""
+        return self.results_dir / f".{self.run_key}{PROBE_CACHE_SUFFIX}"
 
     @property
     def lock(self) -> Path:

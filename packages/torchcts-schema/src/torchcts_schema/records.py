@@ -155,11 +155,16 @@ class RunMetadata:
     resumes: int = 0  # how many times --resume continued this run
     active_s: float | None = None  # seconds spent running, over every attempt
     interrupted_by: str | None = None  # "SIGINT"/"SIGTERM" when a user ended it
+    # a subset run: cases outside its level and filters, counted by reason, with no
+    # record of their own (see `OUTSIDE_REASONS`)
+    outside: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> JsonDict:
         """Plain JSON form."""
         out = asdict(self)
         out["counts"] = dict(self.counts)
+        if not self.outside:  # a full run's metadata stays as it always was
+            del out["outside"]
         return out
 
     @classmethod
@@ -185,7 +190,7 @@ class RunMetadata:
                 raise ArtifactError(
                     None, f"run metadata {name} has the wrong type: {value!r:.60}"
                 )
-        for table in ("counts", "probes"):
+        for table in ("counts", "probes", "outside"):
             if not all(
                 isinstance(k, str) and type(v) is int
                 for k, v in data.get(table, {}).items()
@@ -207,6 +212,7 @@ _METADATA_TYPES: dict[str, type | tuple[type, ...]] = {
     "resumes": int,
     "active_s": (int, float, type(None)),
     "interrupted_by": (str, type(None)),
+    "outside": dict,
 }
 
 

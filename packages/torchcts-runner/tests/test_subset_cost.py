@@ -1,0 +1,94 @@
+"""A subset run costs what it selects: outside cases are counted, not recorded; node
+ids narrow selection; the probes of an earlier run are reused (fake case source)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from runner_helpers import run_args, subset_results, use_fake_source, write_manifest
+from torchcts_runner.casesource import load_case_source
+from torchcts_runner.selection import plan_cases
+from torchcts_schema import load_manifest, load_result
+
+
+@pytest.fixture(autouse=True)
+def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_fake_source(pytester, monkeypatch)
+
+
+def _rerun_files(pytester: pytest.Pytester, ops: list[str]) -> tuple[int, int, dict]:
+    shutil.rmtree(pytester.path / "results", ignore_errors=True)
+    write_manifest(pytester, ops, DTYPES={"float32": True, "float64": True})
+    result = pytester.runpytest_subprocess(
+        *run_args(), "torchcts::fake/ok/forward/float32/0"
+    )
+    assert result.ret == 0, result.stdout.str()
+    folder = subset_results(pytester.path / "results")
+    (journal,) = folder.glob("*_journal.jsonl")
+    (history,) = folder.glob("*_history/*.json")
+    artifact = load_result(folder)
+    assert [r.case_id for r in artifact.records] == ["fake/ok/forward/float32/0"]
+    lines = len(journal.read_text().splitlines())
+    return lines, history.stat().st_size, artifact.metadata.outside
+
+
+def test_a_rerun_journal_and_history_do_not_grow_with_the_universe(
+    pytester: pytest.Pytester,
+) -> None:
+    """The same one-case rerun writes the same journal lines and about the same
+    history whether the manifest has 3 ops or 60; the rest is a count by reason."""
+    small = _rerun_files(pytester, ["ok", "wrong", "slow"])
+    big = _rerun_files(pytester, ["ok", *(f"ok{i}" for i in range(59))])
+    assert small[0] == big[0]
+    assert abs(small[1] - big[1]) < 200  # only the counts' digits differ
+    assert small[2] == {"filtered_by_selection": 3 * 2 - 1}
+    assert big[2] == {"filtered_by_selection": 60 * 2 - 1}
+
+
+def test_node_ids_narrow_selection_to_their_own_ops(
+    pytester: pytest.Pytester,
+) -> None:
+    """plan_cases of a subset run asks the source for the node ids' ops only, and
+    the counts still add up to every case of the manifest."""
+    manifest_path = write_manifest(
+        pytester, ["ok", "wrong", "slow"], DTYPES={"float32": True}
+    )
+    source = load_case_source("fakecases")
+    manifest = load_manifest(manifest_path)
+    common = dict(level=None, dtypes=(), suites=(), op_globs=(), shard=None)
+    plan = plan_cases(
+        source,
+        manifest,
+        **common,  # type: ignore[arg-type]
+        node_ids=["torchcts::fake/wrong/forward/float32/0"],
+        record_outside=False,
+    )
+    assert [s.case_id for s in plan.to_run] == ["fake/wrong/forward/float32/0"]
+    assert [s.op for s in plan.planned] == ["wrong"]
+    assert plan.not_run == []
+    assert plan.outside_by_reason() == {"filtered_by_selection": 2}
+    full = plan_cases(source, manifest, **common)  # type: ignore[arg-type]
+    assert len(full.planned) == 3 and full.outside == {}
+
+
+def test_a_rerun_reuses_the_probes_of_the_same_build(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a full run, a rerun prints the probe table as reused; another backend
+    environment probes afresh."""
+    write_manifest(pytester, ["ok", "wrong"], DTYPES={"float32": True})
+    full = pytester.runpytest_subprocess(*run_args())
+    assert full.ret == 1, full.stdout.str()
+    assert "reused from an earlier run" not in full.stderr.str()
+    rerun = pytester.runpytest_subprocess(
+        *run_args(), "torchcts::fake/ok/forward/float32/0"
+    )
+    assert rerun.ret == 0, rerun.stdout.str()
+    assert "reused from an earlier run" in rerun.stderr.str()
+    monkeypatch.setenv("TORCHCTS_CPU_FLAVOUR", "other")
+    other = pytester.runpytest_subprocess(
+        *run_args(), "torchcts::fake/ok/forward/float32/0"
+    )
+    assert other.ret == 0, other.stdout.str()
+    assert "reused from an earlier run" not in other.stderr.str()
