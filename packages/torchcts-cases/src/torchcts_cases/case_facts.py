@@ -25,28 +25,36 @@ Tolerance = Callable[[str], tuple[float, float]]
 
 
 def case_facts(
-    inputs: object, expected: object, observed: object, tol: Tolerance
+    inputs: object,
+    expected: object,
+    observed: object,
+    tol: Tolerance,
+    *,
+    metadata_only: bool = False,
 ) -> dict[str, Any]:
-    """Inputs, expected and observed summaries, and the first mismatching elements."""
+    """Inputs, expected and observed summaries, and the first mismatching elements
+    (values neither shown nor compared where only metadata is defined)."""
     facts: dict[str, Any] = {
         "inputs": summarize(inputs, ""),
-        "expected": summarize(expected, "output"),
-        "observed": summarize(observed, "output"),
+        "expected": summarize(expected, "output", values=not metadata_only),
+        "observed": summarize(observed, "output", values=not metadata_only),
     }
+    if metadata_only:
+        return facts
     found = first_mismatches(expected, observed, tol)
     if found is not None:
         facts["mismatches"] = found
     return facts
 
 
-def summarize(obj: object, root: str) -> list[dict[str, Any]]:
+def summarize(obj: object, root: str, *, values: bool = True) -> list[dict[str, Any]]:
     """One entry per tensor, exception or plain value in `obj` (at most a few)."""
     out: list[dict[str, Any]] = []
     for path, value in _leaves(obj, root):
         if len(out) == MAX_TENSORS:
             out.append({"path": "...", "value": "more values not shown"})
             break
-        out.append(_describe(path, value))
+        out.append(_describe(path, value, values))
     return out
 
 
@@ -115,7 +123,7 @@ def _leaves(obj: object, path: str) -> Iterator[tuple[str, object]]:
         yield path, obj
 
 
-def _describe(path: str, value: object) -> dict[str, Any]:
+def _describe(path: str, value: object, values: bool = True) -> dict[str, Any]:
     if isinstance(value, torch.Tensor):
         entry: dict[str, Any] = {
             "path": path,
@@ -125,7 +133,7 @@ def _describe(path: str, value: object) -> dict[str, Any]:
         }
         if value.layout == torch.strided:
             entry["stride"] = list(value.stride())
-            if value.device.type != "meta":
+            if values and value.device.type != "meta":
                 flat = value.detach().reshape(-1)[:MAX_VALUES]
                 entry["values"] = [_number(v) for v in flat.resolve_conj().tolist()]
         else:

@@ -7,6 +7,7 @@ from typing import Any
 from torchcts_schema import Manifest
 
 from torchcts_cases.compare import compare
+from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import header, literal
 from torchcts_cases.repro_check import RUNTIME, settings_block
@@ -41,6 +42,19 @@ class HandPrepared(PreparedCase):
                     f"{self.spec.case_id}: CPU check failed: {type(exc).__name__}: {exc}"
                 ) from exc
         return self._reference
+
+    def facts(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> dict[str, Any]:
+        """The shared facts, and the aten overloads the check reaches on CPU."""
+        facts = super().facts(expected, observed, metadata_only=metadata_only)
+        dtype = self.spec.dtype
+        facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
+        return facts
+
+    def metadata_only_facts(self) -> bool:
+        """A legal-output check defines metadata only."""
+        return self.case.metadata_only
 
     def run_on(self, device: str) -> object:
         """The check's observations on `device`, copied back to CPU."""

@@ -17,6 +17,7 @@ from torchcts_schema import Manifest
 
 from torchcts_cases import opinfo_source
 from torchcts_cases.compare import RaisedError, compare
+from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.legal import judge_legal
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import opinfo_repro
@@ -113,6 +114,18 @@ class OpInfoCase(PreparedCase):
         return judge_with_provenance(
             mismatch_under, self.spec.dtype, self.spec.op, self.manifest.tolerances
         )
+
+    def facts(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> dict[str, Any]:
+        """The shared facts, and the aten overloads the CPU run of this case reaches."""
+        facts = super().facts(expected, observed, metadata_only=metadata_only)
+        facts["aten"] = overloads_reached(lambda: self._execute("cpu"))
+        return facts
+
+    def metadata_only_facts(self) -> bool:
+        """A legal-output op has more than one right set of values."""
+        return bool(self.mode)
 
     def inputs(self) -> object:
         """The sample's input, args and kwargs, on CPU."""

@@ -34,10 +34,22 @@ class PreparedCase(ABC):
         """The CPU inputs, for explaining a result (none when the check builds them)."""
         return ()
 
-    def facts(self, expected: object, observed: object) -> dict[str, Any]:
+    def facts(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> dict[str, Any]:
         """What `torchcts-report explain` shows for a case that did not pass;
         `observed` may be the exception the device raised."""
-        return case_facts(self.inputs(), expected, observed, self.tolerance)
+        return case_facts(
+            self.inputs(),
+            expected,
+            observed,
+            self.tolerance,
+            metadata_only=metadata_only or self.metadata_only_facts(),
+        )
+
+    def metadata_only_facts(self) -> bool:
+        """Whether only metadata is defined for this case's results."""
+        return False
 
     @abstractmethod
     def reference(self) -> object:

@@ -86,7 +86,8 @@ def with_judging_evidence(
     if make_facts is not None and judging.expected is not _NOTHING:
         observed = None if judging.observed is _NOTHING else judging.observed
         try:
-            facts = dict(make_facts(judging.expected, observed))
+            meta = device == "meta"
+            facts = dict(make_facts(judging.expected, observed, metadata_only=meta))
         except Exception as exc:
             problems.append(f"facts not captured: {type(exc).__name__}")
     repro = None
