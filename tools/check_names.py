@@ -25,6 +25,7 @@ NAMES: dict[str, str] = {
     "_history": LAYOUT,
     "_runlog.txt": LAYOUT,
     "_crashes": LAYOUT,
+    "_repros": LAYOUT,
     "_scratch": LAYOUT,
     "_harness_probe_failures": LAYOUT,
     "_opinfo_oracle_failures": LAYOUT,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchcts_schema import ArtifactError, CaseRecord, make_case_id, node_id_for_case
-from torchcts_schema.codec import FIELD_NAMES
+from torchcts_schema.codec import FIELD_NAMES, OMITTED_WHEN_NULL
 
 JsonDict = dict[str, Any]
 
@@ -21,6 +21,8 @@ def encode_records(records: list[CaseRecord]) -> JsonDict:
     columns: JsonDict = {}
     for name in FIELD_NAMES:
         values = [row[name] for row in rows]
+        if name in OMITTED_WHEN_NULL and values.count(None) == len(values):
+            continue  # the one addition since the freeze: new all-null columns
         columns[name] = _encode_column(name, values, rows)
     return {"count": len(rows), "columns": columns}
 

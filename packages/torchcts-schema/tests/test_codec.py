@@ -19,6 +19,8 @@ from torchcts_schema import (
     NotRunReason,
     RunArtifact,
     Status,
+    ToleranceSource,
+    ToleranceUsed,
     codec,
     decode_artifact,
     encode_artifact,
@@ -93,6 +95,21 @@ def case_records(draw: st.DrawFn) -> CaseRecord:
         detail=draw(st.none() | st.text(max_size=20)),
         worker=draw(st.none() | st.sampled_from(["gw0", "gw1", "master"])),
         extra=draw(st.dictionaries(st.text(max_size=8), JSON_VALUE, max_size=3)),
+        tolerance=draw(
+            st.none()
+            | st.builds(
+                ToleranceUsed,
+                dtype=st.none() | st.sampled_from(["float32", "bfloat16"]),
+                atol=st.floats(0, 1),
+                rtol=st.floats(0, 1),
+                source=st.sampled_from(ToleranceSource),
+                override_needed=st.booleans(),
+            )
+        ),
+        facts=draw(
+            st.none() | st.dictionaries(st.text(max_size=8), JSON_VALUE, max_size=3)
+        ),
+        repro=draw(st.none() | st.text(max_size=20)),
     )
 
 

@@ -28,13 +28,20 @@ from torchcts_schema import (
     NotRunReason,
     RunArtifact,
     Status,
+    ToleranceSource,
+    ToleranceUsed,
     decode_artifact,
     encode_artifact,
     make_case_id,
     node_id_for_case,
     read_journal,
 )
-from torchcts_schema.codec import FIELD_NAMES, decode_records, encode_records
+from torchcts_schema.codec import (
+    FIELD_NAMES,
+    OMITTED_WHEN_NULL,
+    decode_records,
+    encode_records,
+)
 
 NAN = float("nan")
 TOKEN = st.text(string.ascii_letters + string.digits + "_.+-", min_size=1, max_size=6)
@@ -90,6 +97,14 @@ def record_lists(draw: st.DrawFn) -> list[CaseRecord]:
         "worker": pool(st.none() | st.sampled_from(["gw0", "gw1"])),
     }
     crash = st.builds(CrashInfo, st.sampled_from(CrashKind), st.none() | TOKEN)
+    tolerance = st.builds(
+        ToleranceUsed,
+        st.none() | TOKEN,
+        st.floats(0, 1) | st.just(0),
+        st.floats(0, 1),
+        st.sampled_from(ToleranceSource),
+        st.booleans(),
+    )
     extra = (
         st.builds(dict)
         | st.builds(OrderedDict)
@@ -112,6 +127,9 @@ def record_lists(draw: st.DrawFn) -> list[CaseRecord]:
                 node_id=node_id,
                 crash=draw(st.none() | crash),
                 extra=draw(extra),
+                tolerance=draw(st.none() | tolerance),
+                facts=draw(st.none() | st.sampled_from([{}, {"inputs": []}])),
+                repro=draw(st.none() | st.sampled_from(["a.py", 3])),
                 **row,
                 **picks,
             )
@@ -212,7 +230,7 @@ def damaged_blocks(draw: st.DrawFn) -> Any:
     assume(not any(r.extra == 0 for r in records))
     block = json.loads(json.dumps(encode_records(records)))
     columns = block["columns"]
-    name = draw(st.sampled_from(FIELD_NAMES))
+    name = draw(st.sampled_from([n for n in FIELD_NAMES if n in columns]))
     spec = columns[name]
     how = draw(st.sampled_from(["drop", "const", "derived", "codec", "value"]))
     if how == "drop":
@@ -258,9 +276,28 @@ def test_a_block_written_before_the_rewrite_loads_and_encodes_the_same() -> None
 
 
 def test_columns_follow_the_record_fields_in_order() -> None:
-    """Every CaseRecord field is a column, in field order."""
+    """Every CaseRecord field is a column, in field order (the fields added after the
+    freeze only when some record has them)."""
     block = encode_records([record(), record(sample=1)])
-    assert tuple(block["columns"]) == FIELD_NAMES
+    assert tuple(block["columns"]) == FIELD_NAMES[: -len(OMITTED_WHEN_NULL)]
+    used = ToleranceUsed("float32", 1e-5, 1.3e-5, ToleranceSource.DEFAULT_TABLE)
+    block = encode_records([record(tolerance=used, repro="r.py"), record(sample=1)])
+    assert tuple(block["columns"]) == (*FIELD_NAMES[:-2], "repro")
+    assert decode_records(block)[0].tolerance == used
+
+
+def test_new_record_fields_round_trip_and_bad_ones_are_named() -> None:
+    """tolerance, facts and repro come back equal; a bad tolerance names its field."""
+    used = ToleranceUsed("float32", 0.1, 0, ToleranceSource.MANIFEST_OP, True)
+    facts = {"inputs": [{"shape": [2], "values": [1.0]}], "mismatches": []}
+    records = [record(tolerance=used, facts=facts, repro="k_repros/a.py"), record()]
+    assert decode_records(encode_records(records)) == records
+    assert CaseRecord.from_dict(records[0].to_dict()) == records[0]
+    bad = {"codec": "raw", "values": [{"atol": "x", "rtol": 0, "source": "x"}]}
+    block = encode_records([record()])
+    block["columns"]["tolerance"] = bad
+    with pytest.raises(ArtifactError, match="tolerance atol is not a number"):
+        decode_records(block)
 
 
 def test_decoded_records_own_their_extra_dicts() -> None:

@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torchcts_schema import Manifest, write_atomic
 
 from torchcts_cases import index
 from torchcts_cases.catalog import group_specs, opinfo_groups
+from torchcts_cases.dispatch_recorder import OverloadRecorder
 from torchcts_cases.spec import CaseSpec
 from torchcts_cases.suites import all_hand_cases
 
@@ -26,16 +25,7 @@ TRACE_DTYPES = ("float32", "int64", "bool")
 TRACE_VARIANTS = {"forward": 2, "inplace": 1, "out": 1, "backward": 1}
 
 
-class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
-        self.seen: set[str] = set()
-
-    def __torch_dispatch__(
-        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-    ) -> Any:
-        self.seen.add(func.name())
-        return func(*args, **(kwargs or {}))
+_Recorder = OverloadRecorder
 
 
 def _manifest() -> Manifest:

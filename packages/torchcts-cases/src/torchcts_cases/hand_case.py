@@ -7,11 +7,13 @@ from typing import Any
 from torchcts_schema import Manifest
 
 from torchcts_cases.compare import compare
+from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.prepared import PreparedCase
-from torchcts_cases.repro import header
+from torchcts_cases.repro import header, literal
+from torchcts_cases.repro_check import RUNTIME, settings_block
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
 from torchcts_cases.suites.base import HandCase
-from torchcts_cases.tolerances import tolerance_for
+from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import to_host
 
 _UNSET: Any = object()
@@ -23,6 +25,8 @@ class HandPrepared(PreparedCase):
     def __init__(self, spec: CaseSpec, manifest: Manifest, case: HandCase) -> None:
         super().__init__(spec, manifest)
         self.case = case
+        if case.expected is not None:
+            self.reviewed_tolerance = case.tolerance
         self._reference: Any = _UNSET
 
     def reference(self) -> object:
@@ -39,6 +43,19 @@ class HandPrepared(PreparedCase):
                 ) from exc
         return self._reference
 
+    def facts(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> dict[str, Any]:
+        """The shared facts, and the aten overloads the check reaches on CPU."""
+        facts = super().facts(expected, observed, metadata_only=metadata_only)
+        dtype = self.spec.dtype
+        facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
+        return facts
+
+    def metadata_only_facts(self) -> bool:
+        """A legal-output check defines metadata only."""
+        return self.case.metadata_only
+
     def run_on(self, device: str) -> object:
         """The check's observations on `device`, copied back to CPU."""
         return to_host(self.case.check(device, self.spec.dtype))
@@ -48,23 +65,29 @@ class HandPrepared(PreparedCase):
     ) -> Verdict:
         """Compare observations (metadata only for legal outputs and the meta device)."""
 
-        def tol(dtype: str) -> tuple[float, float]:
-            return tolerance_for(dtype, self.spec.op, self.manifest.tolerances)
+        def mismatch_under(tol: Tolerance) -> str | None:
+            return compare(
+                expected,
+                observed,
+                metadata_only=metadata_only or self.case.metadata_only,
+                tolerance=tol,
+                path=self.spec.op,
+            )
 
-        mismatch = compare(
-            expected,
-            observed,
-            metadata_only=metadata_only or self.case.metadata_only,
-            tolerance=tol,
-            path=self.spec.op,
+        return judge_with_provenance(
+            mismatch_under,
+            self.spec.dtype,
+            self.spec.op,
+            self.manifest.tolerances,
+            self.reviewed_tolerance,
         )
-        return Verdict(ok=mismatch is None, mismatch=mismatch)
 
     def repro_source(
         self, device: str, backend_import: str | None, backend_options: dict[str, Any]
     ) -> str:
         """The check's whole suite module (its helpers included, TorchCTS imports
-        replaced by stand-ins), then a call of the check on `device`."""
+        replaced by stand-ins), then the check on CPU (or the reviewed values) and on
+        `device`, judged as TorchCTS judged them."""
         import inspect
         import sys
 
@@ -76,11 +99,23 @@ class HandPrepared(PreparedCase):
             and not line.startswith("from __future__")
         )
         name = self.case.check.__name__
+        expected = "outcome(run, 'cpu')"
+        if self.case.expected is not None:
+            try:  # the reviewed values themselves, as TorchCTS compared with them
+                expected = literal(self.case.expected(self.spec.dtype))
+            except TypeError:
+                expected += "  # the reviewed values have no literal form"
+        meta = self.case.metadata_only or device == "meta"
         return (
             header(self.spec, backend_import, backend_options)
             + _STANDINS
             + body
-            + f"\n\nprint({name}({device!r}, {self.spec.dtype!r}))\n"
+            + "\n\n"
+            + settings_block(device, self.tolerance, meta)
+            + RUNTIME
+            + f"\n\ndef run(device):\n    return {name}(device, {self.spec.dtype!r})\n"
+            + f"\n\nexpected = {expected}\n"
+            + "judge(expected, outcome(run, DEVICE, expected))\n"
         )
 
 

@@ -17,11 +17,12 @@ from torchcts_schema import Manifest
 
 from torchcts_cases import opinfo_source
 from torchcts_cases.compare import RaisedError, compare
+from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.legal import judge_legal
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import opinfo_repro
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict, case_seed
-from torchcts_cases.tolerances import tolerance_for
+from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import tensors_in, to_device, to_host
 
 _UNSET: Any = object()
@@ -99,19 +100,37 @@ class OpInfoCase(PreparedCase):
     ) -> Verdict:
         """Compare under the case's source: CPU values, or a legal-output rule."""
 
-        def tol(dtype: str) -> tuple[float, float]:
-            return tolerance_for(dtype, self.spec.op, self.manifest.tolerances)
-
         if isinstance(expected, RaisedError) and self.spec.variant != "error_inputs":
             # a generic CPU error (not an OpInfo error input): the type is the contract
             expected = RaisedError(expected.type_name, expected.message, expected.mro)
-        if self.mode and not metadata_only:
-            mismatch = judge_legal(self.mode, self, expected, observed, tol)
-        else:
-            mismatch = compare(
+
+        def mismatch_under(tol: Tolerance) -> str | None:
+            if self.mode and not metadata_only:
+                return judge_legal(self.mode, self, expected, observed, tol)
+            return compare(
                 expected, observed, metadata_only=metadata_only, tolerance=tol
             )
-        return Verdict(ok=mismatch is None, mismatch=mismatch)
+
+        return judge_with_provenance(
+            mismatch_under, self.spec.dtype, self.spec.op, self.manifest.tolerances
+        )
+
+    def facts(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> dict[str, Any]:
+        """The shared facts, and the aten overloads the CPU run of this case reaches."""
+        facts = super().facts(expected, observed, metadata_only=metadata_only)
+        facts["aten"] = overloads_reached(lambda: self._execute("cpu"))
+        return facts
+
+    def metadata_only_facts(self) -> bool:
+        """A legal-output op has more than one right set of values."""
+        return bool(self.mode)
+
+    def inputs(self) -> object:
+        """The sample's input, args and kwargs, on CPU."""
+        sample = self.sample()
+        return {"input": sample.input, "args": sample.args, "kwargs": sample.kwargs}
 
     def repro_source(
         self, device: str, backend_import: str | None, backend_options: dict[str, Any]

@@ -9,15 +9,47 @@ from typing import Any
 
 from torchcts_schema import Manifest
 
+from torchcts_cases.case_facts import case_facts
 from torchcts_cases.spec import CaseSpec, Verdict
+from torchcts_cases.tolerances import tolerance_for
 
 
 class PreparedCase(ABC):
     """A case ready to run: `reference` on CPU, `run_on` a device, then `judge`."""
 
+    # a reviewed reference's own (atol, rtol), when it has one
+    reviewed_tolerance: tuple[float, float] | None = None
+
     def __init__(self, spec: CaseSpec, manifest: Manifest) -> None:
         self.spec = spec
         self.manifest = manifest
+
+    def tolerance(self, dtype: str) -> tuple[float, float]:
+        """(atol, rtol) this case compares values of `dtype` with."""
+        return tolerance_for(
+            dtype, self.spec.op, self.manifest.tolerances, self.reviewed_tolerance
+        )
+
+    def inputs(self) -> object:
+        """The CPU inputs, for explaining a result (none when the check builds them)."""
+        return ()
+
+    def facts(
+        self, expected: object, observed: object, *, metadata_only: bool = False
+    ) -> dict[str, Any]:
+        """What `torchcts-report explain` shows for a case that did not pass;
+        `observed` may be the exception the device raised."""
+        return case_facts(
+            self.inputs(),
+            expected,
+            observed,
+            self.tolerance,
+            metadata_only=metadata_only or self.metadata_only_facts(),
+        )
+
+    def metadata_only_facts(self) -> bool:
+        """Whether only metadata is defined for this case's results."""
+        return False
 
     @abstractmethod
     def reference(self) -> object:

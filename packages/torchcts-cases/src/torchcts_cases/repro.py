@@ -1,7 +1,9 @@
 """Standalone repro scripts: torch and the backend module only, never torchcts.
 
 Small inputs are written as literals; otherwise the script replays PyTorch's own OpInfo
-sample generator from the seeds TorchCTS uses, which rebuilds the inputs exactly.
+sample generator from the seeds TorchCTS uses, which rebuilds the inputs exactly. The
+script then judges the device against CPU as TorchCTS did (`repro_check`): it prints
+the first difference and exits 1 while the failure reproduces.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Protocol
 import torch
 
 from torchcts_cases.opinfo_source import generation_seed
+from torchcts_cases.repro_check import RUNTIME, opinfo_run_block, settings_block
 from torchcts_cases.spec import CaseSpec, case_seed
 
 LITERAL_MAX_NUMEL = 256
@@ -21,8 +24,10 @@ LITERAL_MAX_NUMEL = 256
 class _OpInfoLike(Protocol):
     spec: CaseSpec
     op: Any
+    mode: str | None
 
     def sample(self) -> Any: ...
+    def tolerance(self, dtype: str) -> tuple[float, float]: ...
 
 
 def header(spec: CaseSpec, backend_import: str | None, options: dict[str, Any]) -> str:
@@ -56,9 +61,11 @@ def opinfo_repro(
         header(spec, backend_import, options),
         "from torch.testing._internal.common_methods_invocations import op_db",
         "",
-        f"DEVICE = {device!r}",
+        # a legal-output op has more than one right answer: compare its metadata
+        settings_block(device, case.tolerance, device == "meta" or bool(case.mode)),
         f"op = next(o for o in op_db if (o.name, o.variant_test_name) == "
         f"({op.name!r}, {op.variant_test_name!r}))",
+        f"fn = {fn}",
     ]
     sample = case.sample()
     literal = _sample_literal(sample)
@@ -94,30 +101,7 @@ def opinfo_repro(
             "sample = getattr(item, 'sample_input', item)",
             "input, args, kwargs = sample.input, sample.args, sample.kwargs",
         ]
-    lines += [
-        "",
-        "def to_dev(x):",
-        "    if isinstance(x, torch.Tensor):",
-        "        return x.detach().to(DEVICE).requires_grad_(x.requires_grad)",
-        "    if isinstance(x, (list, tuple)):",
-        "        return type(x)(to_dev(v) for v in x)",
-        "    if isinstance(x, dict):",
-        "        return {k: (torch.device(DEVICE) if k == 'device' else to_dev(v))"
-        " for k, v in x.items()}",
-        "    return x",
-    ]
-    call = f"{fn}(to_dev(input), *to_dev(args), **to_dev(kwargs))"
-    if spec.variant == "error_inputs":
-        lines += [
-            "",
-            "try:",
-            f"    result = {call}",
-            '    print("no exception raised; CPU raises one for this input:", result)',
-            "except Exception as exc:",
-            '    print("raised", type(exc).__name__, exc)',
-        ]
-    else:
-        lines += ["", f"result = {call}", "print(result)"]
+    lines += [RUNTIME, opinfo_run_block(spec.variant)]
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""``torchcts-report``: render, diff and merge from the command line.
+"""``torchcts-report``: render, diff, explain and merge from the command line.
 
 Every command that reads a results directory takes it as ``--results DIR``; the older
 positional spellings still work. Exit codes: 0 done; 1 a diff guard tripped; 2 bad
@@ -16,6 +16,7 @@ from torchcts_schema import REPORT_SUFFIXES, ArtifactError, for_terminal
 
 from torchcts_report import __version__
 from torchcts_report.diff import check_guards, diff_artifacts, diff_json, render_diff
+from torchcts_report.explain import explain_case, explanation_json, render_explanation
 from torchcts_report.inputs import load_input
 from torchcts_report.merge import merge_paths
 from torchcts_report.render import render_path
@@ -100,6 +101,15 @@ def _diff(args: argparse.Namespace) -> int:
     return 0 if guards.ok else 1
 
 
+def _explain(args: argparse.Namespace) -> int:
+    explanation = explain_case(Path(args.results), args.case)
+    if args.json:
+        _say(json.dumps(explanation_json(explanation), indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(for_terminal(render_explanation(explanation)))
+    return 0
+
+
 def _merge(args: argparse.Namespace) -> int:
     target = merge_paths(
         [Path(p) for p in args.shards], Path(args.out), run_key=args.run_key
@@ -139,7 +149,8 @@ def _sub(
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Reports from TorchCTS result artifacts: render, diff, merge.",
+        description="Reports from TorchCTS result artifacts: render, diff, explain, "
+        "merge.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -204,6 +215,23 @@ def _parser() -> argparse.ArgumentParser:
         "--out", metavar="FILE", help="write the diff here instead of stdout"
     )
     diff.set_defaults(handler=_diff)
+
+    explain = _sub(
+        sub,
+        "explain",
+        "one case's inputs, expected against got, tolerance, history and repro",
+    )
+    explain.add_argument("case", metavar="CASE", help="a case id or a node id")
+    explain.add_argument(
+        "--results",
+        metavar="DIR",
+        default="results",
+        help="results directory, its selections/ included (default: results)",
+    )
+    explain.add_argument(
+        "--json", action="store_true", help="print the record and history as JSON"
+    )
+    explain.set_defaults(handler=_explain)
 
     merge = _sub(sub, "merge", "merge shards into one canonical result")
     merge.add_argument(

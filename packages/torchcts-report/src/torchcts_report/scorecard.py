@@ -41,6 +41,7 @@ from torchcts_report.summary import (
 )
 from torchcts_report.tallies import STATUSES, TallyRow, numeric_order
 from torchcts_report.text import md, md_code, table
+from torchcts_report.tolerance_section import tolerance_section
 from torchcts_report.triage import Action, triage_of
 
 MAX_CLUSTERS = 100
@@ -72,6 +73,11 @@ def markdown_sections(
         ("clusters", _cluster_section(report, summary)),
         ("crashes", crash_section(report, summary)),
         ("reference", reference_section(report)),
+        *(
+            ("tolerances", text)
+            for text in [tolerance_section(report.artifact.results)]
+            if text
+        ),
         ("breakdown", _breakdown_sections(summary)),
         ("not_run", _not_run_section(summary)),
         ("diagnostics", diagnostics_section(report, summary)),

@@ -28,6 +28,7 @@ from torchcts_schema import (
 )
 
 from torchcts_runner.backend import ensure_backend
+from torchcts_runner.case_evidence import Judging, with_judging_evidence
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.classify import (
     Outcome,
@@ -126,8 +127,9 @@ def _reference_unavailable(
     )
 
 
-def _run(spec: CaseSpec, ctx: CaseContext) -> Outcome | BaseException:
-    """The case itself; returns an Outcome or the oracle exception."""
+def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseException:
+    """The case itself; returns an Outcome or the oracle exception, and leaves what
+    explains it in `judging`."""
     manifest = ctx.manifest
     problem = ensure_backend(manifest.backend_import, manifest.backend_options)
     if problem is not None:
@@ -140,9 +142,11 @@ def _run(spec: CaseSpec, ctx: CaseContext) -> Outcome | BaseException:
     with ctx.deadline("prepare"):
         try:
             prepared = ctx.source.prepare(spec, manifest)
+            judging.prepared = prepared
             stage = "building the CPU reference"
             try:
                 expected = prepared.reference()
+                judging.expected = expected
             except ctx.source.oracle_unavailable as exc:
                 return exc
         except CaseTimeout:
@@ -160,16 +164,19 @@ def _run(spec: CaseSpec, ctx: CaseContext) -> Outcome | BaseException:
         except BaseException as exc:  # SystemExit from a kernel is the case's error
             if isinstance(exc, KeyboardInterrupt) and user_interrupted():
                 raise
+            judging.observed = exc
             return classify_device_exception(
                 exc,
                 claimed=is_claimed(spec, manifest),
                 cpu_ok=True,
                 patterns=manifest.unsupported_patterns,
             )
+        judging.observed = observed
         try:
             verdict = prepared.judge(
                 expected, observed, metadata_only=ctx.metadata_only
             )
+            judging.verdict = verdict
         except CaseTimeout:
             raise
         except Exception as exc:
@@ -180,8 +187,9 @@ def _run(spec: CaseSpec, ctx: CaseContext) -> Outcome | BaseException:
 def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:
     """Run `spec` in this process and return its record (never raises for a case)."""
     start = time.perf_counter()
+    judging = Judging()
     try:
-        result = _run(spec, ctx)
+        result = _run(spec, ctx, judging)
     except CaseTimeout as exc:
         result = classify_timeout(exc.limit_s, where="interrupted in Python code")
     except MemoryError as exc:
@@ -194,7 +202,14 @@ def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:
     duration = time.perf_counter() - start
     if isinstance(result, BaseException):
         return _reference_unavailable(spec, ctx, result, duration)
-    return make_record(spec, ctx, result, duration)
+    return with_judging_evidence(
+        make_record(spec, ctx, result, duration),
+        judging,
+        manifest=ctx.manifest,
+        device=ctx.device,
+        results_dir=ctx.results_dir,
+        run_key=ctx.run_key,
+    )
 
 
 __all__ = ["CaseContext", "execute_case", "is_claimed", "make_record"]

@@ -14,13 +14,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from torchcts_isolate import write_crash_record
+from torchcts_isolate import safe_case_name, write_crash_record
 from torchcts_schema import (
     CaseRecord,
     CaseSpec,
     CrashInfo,
     CrashRecord,
     NextFix,
+    ResultsLayout,
     Status,
     node_id_for_case,
     record_for,
@@ -29,6 +30,7 @@ from torchcts_schema import (
 )
 
 from torchcts_runner import __version__
+from torchcts_runner.case_evidence import write_repro
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.crash_evidence import environment_summary
 from torchcts_runner.metadata import torch_version, usable_path
@@ -188,7 +190,24 @@ class CrashRecorder:
             )
             return replace(record, crash=crash)
         relative = Path(path).resolve().relative_to(s.results_dir.resolve()).as_posix()
-        return replace(record, crash=replace(record.crash, evidence=relative))
+        record = replace(record, crash=replace(record.crash, evidence=relative))
+        if spec is not None and (script is not None or defer_repro):
+            # a deferred script lands at the same path once it is built
+            record = replace(record, repro=self._write_repro(record.case_id, script))
+        return record
+
+    def _write_repro(self, case_id: str, script: str | None) -> str | None:
+        """The script in ``<key>_repros/`` beside the crash file (explain and the
+        next-fix rows point at it); its relative path."""
+        s = self.settings
+        try:
+            if script is None:  # deferred: only the path, the thread writes it
+                layout = ResultsLayout(s.results_dir, self.run_key)
+                path = layout.repro_script(safe_case_name(case_id))
+                return path.relative_to(layout.results_dir).as_posix()
+            return write_repro(s.results_dir, self.run_key, case_id, script)
+        except Exception:  # the crash file above holds the script too
+            return None
 
     def _defer(self, crash_record: CrashRecord, spec: CaseSpec) -> None:
         if self._repros is None:
@@ -204,6 +223,7 @@ class CrashRecorder:
             write_crash_record(
                 s.results_dir, self.run_key, replace(crash_record, repro_script=script)
             )
+            self._write_repro(crash_record.case_id, script)
 
     def wait_for_repros(self) -> None:
         """Finish the deferred repro scripts (before the run's artifacts are final)."""

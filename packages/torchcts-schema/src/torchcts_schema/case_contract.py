@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from torchcts_schema.identity import node_id_for_case, split_case_id
-from torchcts_schema.records import CaseRecord
+from torchcts_schema.records import CaseRecord, ToleranceUsed
 from torchcts_schema.vocabulary import ExpectedSource, NotRunReason
 
 # Reasons that say a case lies outside what the command line asked for (its level or
@@ -101,10 +101,12 @@ class SelectedCases:
 
 @dataclass
 class Verdict:
-    """The judgement of one observed result; `mismatch` is a one-line summary."""
+    """The judgement of one observed result; `mismatch` is a one-line summary,
+    `tolerance` the one values were compared with (None when none was used)."""
 
     ok: bool
     mismatch: str | None = None
+    tolerance: ToleranceUsed | None = None
 
 
 def record_for(spec: CaseSpec | None, case_id: str, **fields: Any) -> CaseRecord:

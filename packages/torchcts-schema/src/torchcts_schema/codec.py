@@ -37,10 +37,13 @@ from torchcts_schema.identity import (
     make_case_id,
     node_id_for_case,
 )
-from torchcts_schema.records import CaseRecord, CrashInfo, JsonDict
+from torchcts_schema.records import CaseRecord, CrashInfo, JsonDict, ToleranceUsed
 from torchcts_schema.vocabulary import ExpectedSource, NextFix, NotRunReason, Status
 
 FIELD_NAMES = tuple(f.name for f in fields(CaseRecord))
+# fields added after the format was frozen: a column of nothing but nulls is left
+# out, so blocks of records without them stay byte-identical (absent means null)
+OMITTED_WHEN_NULL = ("tolerance", "facts", "repro")
 Columns = dict[str, list[Any]]
 _ID_PARTS = ("suite", "op", "variant", "dtype", "sample")
 _TEXT = (str, type(None))
@@ -90,12 +93,18 @@ def encode_records(records: list[CaseRecord]) -> JsonDict:
     with gc_paused():
         values = _columns(records)
         values["crash"] = [None if c is None else c.to_dict() for c in values["crash"]]
+        values["tolerance"] = [
+            None if t is None else t.to_dict() for t in values["tolerance"]
+        ]
+        values["facts"] = [None if f is None else dict(f) for f in values["facts"]]
         extras = values["extra"]
         empty = bool(extras) and set(map(type, extras)) == {dict} and not any(extras)
         if not empty:
             values["extra"] = [dict(e) for e in extras]
         columns: JsonDict = {}
         for name in FIELD_NAMES:
+            if name in OMITTED_WHEN_NULL and values[name].count(None) == len(records):
+                continue
             if name == "extra" and empty:
                 columns[name] = {"codec": "const", "value": {}}
             else:
@@ -131,6 +140,9 @@ def _columns(records: list[CaseRecord]) -> Columns:
         "detail": [r.detail for r in records],
         "worker": [r.worker for r in records],
         "extra": [r.extra for r in records],
+        "tolerance": [r.tolerance for r in records],
+        "facts": [r.facts for r in records],
+        "repro": [r.repro for r in records],
     }
 
 
@@ -318,6 +330,17 @@ def _build(values: Columns, size: int) -> list[CaseRecord]:
         elif name == "crash":
             if column.count(None) != len(column):  # most blocks crash nowhere
                 column = [None if c is None else CrashInfo.from_dict(c) for c in column]
+        elif name == "tolerance":
+            if column.count(None) != len(column):
+                column = [
+                    None if c is None else ToleranceUsed.from_dict(c) for c in column
+                ]
+        elif name in ("facts", "repro"):
+            kinds = {dict, type(None)} if name == "facts" else {str, type(None)}
+            if not set(map(type, column)) <= kinds:
+                raise ValueError(f"column {name!r} has a value of the wrong type")
+            if name == "facts":
+                column = [None if f is None else dict(f) for f in column]
         elif name == "extra":
             if set(map(type, column)) == {dict}:  # a fresh dict each, at C speed
                 column = list(map(dict, column))
@@ -328,7 +351,7 @@ def _build(values: Columns, size: int) -> list[CaseRecord]:
         columns[name] = column
     records: list[CaseRecord] = list(map(object.__new__, repeat(CaseRecord, size)))
     filled = list(columns.values())
-    # a slice of records at a time, so its objects stay in cache across the 21
+    # a slice of records at a time, so its objects stay in cache across the
     # columns instead of the whole block being walked once per column
     for low in range(0, size, _FILL_ROWS):
         high = low + _FILL_ROWS

@@ -21,6 +21,8 @@ JOURNAL_SUFFIX = "_journal.jsonl"
 RUNLOG_SUFFIX = "_runlog.txt"
 PREV_SUFFIX = ".prev"  # the file a fresh run set aside
 CRASHES_SUFFIX = "_crashes"
+REPROS_SUFFIX = "_repros"
+REPRO_SCRIPT_SUFFIX = ".py"
 SCRATCH_SUFFIX = "_scratch"  # hidden: ``.<key>_scratch``
 PROBE_FAILURES_INFIX = "_harness_probe_failures_"
 ORACLE_FAILURES_INFIX = "_opinfo_oracle_failures_"
@@ -97,6 +99,23 @@ class ResultsLayout:
     def crashes_dir(self) -> Path:
         """``<key>_crashes/``: one record per crash, timeout or hang."""
         return self._named(CRASHES_SUFFIX)
+
+    @property
+    def repros_dir(self) -> Path:
+        """``<key>_repros/``: one standalone repro script per case that did not pass."""
+        return self._named(REPROS_SUFFIX)
+
+    def repro_script(self, file_stem: str) -> Path:
+        """``<key>_repros/<file_stem>.py``; `file_stem` is a file-name form of the
+        case id (``torchcts_isolate.safe_case_name``), never a path."""
+        if (
+            not file_stem
+            or "/" in file_stem
+            or "\\" in file_stem
+            or file_stem[0] == "."
+        ):
+            raise ValueError(f"repro file stem {file_stem!r} is not a plain name")
+        return self.repros_dir / f"{file_stem}{REPRO_SCRIPT_SUFFIX}"
 
     @property
     def scratch(self) -> Path:

@@ -17,6 +17,7 @@ from torchcts_schema.vocabulary import (
     NextFix,
     NotRunReason,
     Status,
+    ToleranceSource,
 )
 
 JsonDict = dict[str, Any]
@@ -53,6 +54,45 @@ class CrashInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ToleranceUsed:
+    """The tolerance a result was judged with, where it came from, and whether the
+    result passed only because an override widened it (it fails under the default)."""
+
+    dtype: str | None
+    atol: float
+    rtol: float
+    source: ToleranceSource
+    override_needed: bool = False
+
+    def to_dict(self) -> JsonDict:
+        """Plain JSON form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: JsonDict) -> ToleranceUsed:
+        """Inverse of `to_dict`; a wrong value is named."""
+        if not isinstance(data, dict):
+            raise ArtifactError(None, f"tolerance block is not an object: {data!r:.80}")
+        _check_keys(cls, data, "tolerance")
+        for name in ("atol", "rtol"):
+            value = data.get(name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ArtifactError(
+                    None, f"tolerance {name} is not a number: {value!r:.40}"
+                )
+        dtype, needed = data.get("dtype"), data.get("override_needed", False)
+        if not isinstance(dtype, str | None) or not isinstance(needed, bool):
+            raise ArtifactError(None, f"tolerance block has a bad value: {data!r:.80}")
+        return cls(
+            dtype=dtype,
+            atol=data["atol"],
+            rtol=data["rtol"],
+            source=_enum(ToleranceSource, data.get("source"), None, "tolerance.source"),
+            override_needed=needed,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class CaseRecord:
     """One case's result: what ran, against what, and how it ended."""
 
@@ -77,6 +117,11 @@ class CaseRecord:
     detail: str | None = None
     worker: str | None = None
     extra: JsonDict = field(default_factory=dict)
+    tolerance: ToleranceUsed | None = None  # of a judged result
+    # what `torchcts-report explain` shows, captured when the case was judged
+    # (inputs, first mismatching elements; bounded, see torchcts_cases.case_facts)
+    facts: JsonDict | None = None
+    repro: str | None = None  # relative path of the repro script in the results dir
 
     def to_dict(self) -> JsonDict:
         """Plain JSON form, enum members as their string values."""
@@ -84,6 +129,10 @@ class CaseRecord:
         if self.crash is not None:
             out["crash"] = self.crash.to_dict()
         out["extra"] = dict(self.extra)
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance.to_dict()
+        if self.facts is not None:
+            out["facts"] = dict(self.facts)
         return out
 
     @classmethod
@@ -97,7 +146,13 @@ class CaseRecord:
             if required not in data:
                 raise ArtifactError(None, f"case record lacks '{required}'")
         crash = data.get("crash")
+        tolerance = data.get("tolerance")
+        facts, repro = data.get("facts"), data.get("repro")
         where = data["case_id"]  # formatted into a message only on error
+        if not isinstance(facts, dict | None) or not isinstance(repro, str | None):
+            raise ArtifactError(
+                None, f"{where_text(where)}facts or repro has the wrong type"
+            )
         return cls(
             case_id=data["case_id"],
             node_id=data.get("node_id", ""),
@@ -124,6 +179,9 @@ class CaseRecord:
             detail=data.get("detail"),
             worker=data.get("worker"),
             extra=dict(data.get("extra") or {}),
+            tolerance=None if tolerance is None else ToleranceUsed.from_dict(tolerance),
+            facts=None if facts is None else dict(facts),
+            repro=repro,
         )
 
 

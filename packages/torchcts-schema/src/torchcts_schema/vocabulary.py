@@ -63,6 +63,27 @@ EXPECTED_SOURCE_MEANINGS: dict[ExpectedSource, str] = {
 }
 
 
+class ToleranceSource(StrEnum):
+    """Where the tolerance a result was judged with came from (most specific wins:
+    manifest per-op, manifest per-dtype, the case's reviewed reference, the table)."""
+
+    DEFAULT_TABLE = "default_table"
+    MANIFEST_DTYPE = "manifest_dtype"
+    MANIFEST_OP = "manifest_op"
+    REVIEWED_REFERENCE = "reviewed_reference"
+
+
+TOLERANCE_SOURCE_MEANINGS: dict[ToleranceSource, str] = {
+    ToleranceSource.DEFAULT_TABLE: "the default per-dtype table (exact for integers)",
+    ToleranceSource.MANIFEST_DTYPE: "the manifest's TOLERANCES['dtypes'] override",
+    ToleranceSource.MANIFEST_OP: "the manifest's TOLERANCES['ops'] override",
+    ToleranceSource.REVIEWED_REFERENCE: "the tolerance reviewed with the case's values",
+}
+OVERRIDE_SOURCES = frozenset(
+    (ToleranceSource.MANIFEST_DTYPE, ToleranceSource.MANIFEST_OP)
+)
+
+
 class NotRunReason(StrEnum):
     """Why TorchCTS chose not to execute a case (filtered accounting)."""
 

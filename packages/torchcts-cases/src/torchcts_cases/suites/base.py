@@ -32,6 +32,7 @@ class HandCase:
     source: ExpectedSource = ExpectedSource.PROPERTY
     dtypes: tuple[str | None, ...] = (None,)
     expected: Reviewed | None = None  # reviewed reference: values written by hand
+    tolerance: tuple[float, float] | None = None  # (atol, rtol) reviewed with them
     metadata_only: bool = False  # legal output: only metadata is defined
     needs_other_device: bool = False  # compares the device with CPU: meaningless on CPU
     min_devices: int = 1
