@@ -19,6 +19,12 @@ from torchcts_schema.case_contract import (
     Verdict,
     record_for,
 )
+from torchcts_schema.command_line import (
+    add_results_option,
+    add_version_option,
+    exit_codes_epilog,
+    pick_results_dir,
+)
 from torchcts_schema.crash_record import (
     CRASH_RECORD_FORMAT,
     CRASH_RECORD_VERSION,
@@ -211,6 +217,8 @@ __all__ = [
     "SnapshotWriter",
     "Status",
     "Verdict",
+    "add_results_option",
+    "add_version_option",
     "artifact_digest",
     "case_id_for_node",
     "count_statuses",
@@ -218,6 +226,7 @@ __all__ = [
     "default_next_fix",
     "encode_artifact",
     "every_key_pattern",
+    "exit_codes_epilog",
     "find_identity",
     "find_latest",
     "for_terminal",
@@ -234,6 +243,7 @@ __all__ = [
     "manifest_digest",
     "metadata_problems",
     "node_id_for_case",
+    "pick_results_dir",
     "read_journal",
     "read_manifest_file",
     "read_manifest_source",
