@@ -20,7 +20,12 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from torchcts_schema import NODE_PREFIX, add_version_option, exit_codes_epilog
+from torchcts_schema import (
+    JUNIT_SUFFIX,
+    NODE_PREFIX,
+    add_version_option,
+    exit_codes_epilog,
+)
 
 from torchcts_runner import __version__
 from torchcts_runner.defaults import ISOLATE_MODES
@@ -154,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--junit-all",
         action="store_true",
-        help="list every not_run case in <key>.junit.xml (by default the "
+        help=f"list every not_run case in <key>{JUNIT_SUFFIX} (by default the "
         "configuration-level reasons are counted in suite properties)",
     )
     add(
