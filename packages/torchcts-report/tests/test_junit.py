@@ -268,3 +268,35 @@ def test_no_empty_suite_is_written(tmp_path, syn):
     assert suites["serialization"].get("tests") == "0"
     assert root.find(".//skipped") is None
     assert root.get("skipped") == "0"
+
+
+def test_list_all_gives_each_case_its_own_skip(tmp_path, syn):
+    """Listed not_run cases each carry one <skipped> with their own reason and detail."""
+    recs = [
+        syn.record(
+            f"op{i}",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=reason,
+            detail=detail,
+        )
+        for i, (reason, detail) in enumerate(
+            [
+                (NotRunReason.OP_EXCLUDED, "no kernel"),
+                (NotRunReason.OP_EXCLUDED, "no kernel"),
+                (NotRunReason.OP_EXCLUDED, "sparse\x00\x1b[31m"),
+                (NotRunReason.DEVICE_COUNT, None),
+            ]
+        )
+    ]
+    root = _root(tmp_path, syn, syn.artifact(recs), list_all=True)
+    messages = {
+        c.get("name"): [s.get("message") for s in c.findall("skipped")]
+        for c in root.iter("testcase")
+    }
+    assert [len(m) for m in messages.values()] == [1, 1, 1, 1]
+    assert messages[recs[0].case_id] == messages[recs[1].case_id]
+    assert str(messages[recs[0].case_id][0]).endswith("(no kernel)")
+    hostile = str(messages[recs[2].case_id][0])
+    assert "\x00" not in hostile and "\x1b" not in hostile and "sparse" in hostile
+    assert str(messages[recs[3].case_id][0]).startswith("not_run: device_count: ")

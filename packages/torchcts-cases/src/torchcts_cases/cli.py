@@ -2,6 +2,8 @@
 
 Bad input (a manifest, a filter) prints one line naming the file, key or value and
 exits 2; nothing here executes a case except ``coverage audit`` (CPU only).
+``init-manifest`` writes a manifest a run accepts (the device and backend import are
+the user's); ``init`` writes a template still marked ``TEMPLATE = True``.
 """
 
 from __future__ import annotations
@@ -18,11 +20,27 @@ from torchcts_schema import (
     COVERAGE_DIR,
     ArtifactError,
     ManifestError,
+    add_version_option,
+    exit_codes_epilog,
     for_terminal,
     load_manifest,
+    write_atomic,
 )
 
+from torchcts_cases import __version__
+
+PROG = "torchcts-cases"
 USAGE_ERROR = 2
+EXIT_CODES = {
+    0: "done (check-manifest: the manifest is valid)",
+    1: "coverage check --fail-on-unknown: some overloads are still unknown",
+    2: "bad input or usage: one line naming the file, key or value",
+}
+DESCRIPTION = (
+    "List TorchCTS cases, write and check manifests, count what will not run, and "
+    "audit aten coverage. Nothing here executes a case except coverage audit (on "
+    "the CPU)."
+)
 
 
 def _print(*parts: object, **kwargs: Any) -> None:
@@ -43,40 +61,132 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="torchcts-cases", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("init", help="write a manifest.py from a template")
-    p.add_argument("--template", required=True, choices=_template_names())
-    p.add_argument("--device", default="cuda", help="device type (default: cuda)")
-    p.add_argument("--backend-import", default=None, help="module that registers it")
-    p.add_argument("--output", "-o", default="manifest.py", type=Path)
-    p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p.set_defaults(func=_init)
-
-    p = sub.add_parser(
-        "check-manifest", help="validate a manifest (schema and op names)"
+def _sub(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
+) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=text,
+        description=text,
+        epilog=exit_codes_epilog(EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", type=Path)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=DESCRIPTION,
+        epilog=exit_codes_epilog(EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_version_option(parser, PROG, __version__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _sub(
+        sub,
+        "init-manifest",
+        "write a commented manifest for your backend that a run accepts as it is",
+    )
+    _init_args(p, device_required=True, template_default="minimal")
+    p.add_argument(
+        "--backend-name",
+        default=None,
+        help="the backend's name in reports (default: a placeholder that a "
+        "submission archive refuses until you change it)",
+    )
+    p.set_defaults(func=_init, marked=False)
+
+    p = _sub(sub, "init", "write a manifest template, marked TEMPLATE = True")
+    _init_args(p, device_required=False, template_default=None)
+    p.set_defaults(func=_init, marked=True, backend_name=None)
+
+    p = _sub(sub, "check-manifest", "validate a manifest (schema and op names)")
+    p.add_argument("file", type=Path, metavar="FILE", help="the manifest to check")
     p.set_defaults(func=_check)
 
-    for name, func, text in (
-        ("show-skips", _show_skips, "count not_run cases by reason (runs nothing)"),
-        ("list", _list, "print the runnable case ids"),
-    ):
-        p = sub.add_parser(name, help=text)
-        _selection_args(p)
-        p.set_defaults(func=func)
-        if name == "list":
-            p.add_argument("--json", action="store_true", help="one CaseSpec per line")
+    p = _sub(sub, "show-skips", "count not_run cases by reason (runs nothing)")
+    _selection_args(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print {manifest, device, level, runnable, not_run, not_run_by_reason} "
+        "as JSON",
+    )
+    p.set_defaults(func=_show_skips)
 
-    p = sub.add_parser("coverage", help="aten overload coverage audit")
-    p.add_argument("action", choices=("audit", "report", "check"))
-    p.add_argument("--results", default=Path("results"), type=Path)
-    p.add_argument("--fail-on-unknown", action="store_true")
+    p = _sub(sub, "list", "print the runnable case ids")
+    _selection_args(p)
+    p.add_argument(
+        "--json", action="store_true", help="one CaseSpec JSON object per line"
+    )
+    p.set_defaults(func=_list)
+
+    p = _sub(sub, "coverage", "aten overload coverage audit")
+    p.add_argument(
+        "action",
+        choices=("audit", "report", "check"),
+        help="audit: trace and write DIR/coverage/; report: print the last audit; "
+        "check: audit, then exit 1 with --fail-on-unknown while unknowns remain",
+    )
+    p.add_argument(
+        "--results",
+        default=Path("results"),
+        type=Path,
+        metavar="DIR",
+        help="results directory holding coverage/ (default: results)",
+    )
+    p.add_argument(
+        "--fail-on-unknown",
+        action="store_true",
+        help="with check: exit 1 while some overload is unknown",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary (torch version, overloads, counts per category, "
+        "excluded by reason) as JSON instead of a table",
+    )
     p.set_defaults(func=_coverage)
     return parser
+
+
+def _init_args(
+    p: argparse.ArgumentParser, *, device_required: bool, template_default: str | None
+) -> None:
+    p.add_argument(
+        "--template",
+        required=template_default is None,
+        default=template_default,
+        choices=_template_names(),
+        help="how deep the manifest starts"
+        + (f" (default: {template_default})" if template_default else ""),
+    )
+    p.add_argument(
+        "--device",
+        required=device_required,
+        default=None if device_required else "cuda",
+        help="device type the backend registers, e.g. cuda, mps or your "
+        "PrivateUse1 name" + ("" if device_required else " (default: cuda)"),
+    )
+    p.add_argument(
+        "--backend-import",
+        default=None,
+        metavar="MODULE",
+        help="module imported before the run that registers the backend "
+        "(default: none, for built-in devices)",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        default="manifest.py",
+        type=Path,
+        metavar="FILE",
+        help="where to write it (default: manifest.py); an existing file is refused",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="overwrite an existing file after all"
+    )
 
 
 def _template_names() -> list[str]:
@@ -86,11 +196,37 @@ def _template_names() -> list[str]:
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--manifest", required=True, type=Path)
-    p.add_argument("--level", type=int, default=None)
-    p.add_argument("--dtype", action="append", default=[], help="repeatable")
-    p.add_argument("--suite", action="append", default=[], help="repeatable")
-    p.add_argument("--op", action="append", default=[], help="op glob, repeatable")
+    p.add_argument(
+        "--manifest", required=True, type=Path, metavar="FILE", help="the manifest"
+    )
+    p.add_argument(
+        "--level",
+        type=int,
+        default=None,
+        metavar="N",
+        help="semantic level 1-8 (default: the manifest's)",
+    )
+    p.add_argument(
+        "--dtype",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this dtype (repeatable)",
+    )
+    p.add_argument(
+        "--suite",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this suite (repeatable)",
+    )
+    p.add_argument(
+        "--op",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only ops matching this glob (repeatable)",
+    )
 
 
 def _select(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -111,12 +247,20 @@ def _init(args: argparse.Namespace) -> int:
 
     if args.output.exists() and not args.force:
         raise ValueError(f"{args.output}: exists (use --force to overwrite)")
-    text = render(args.template, args.device, args.backend_import)
+    text = render(
+        args.template,
+        args.device,
+        args.backend_import,
+        marked=args.marked,
+        backend_name=args.backend_name,
+    )
     load_manifest_text_check(text, args.output)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf-8")
+    write_atomic(args.output, text)
     _print(f"wrote {args.output} ({args.template} template, device {args.device!r})")
-    _print(f"next: edit it, then `torchcts-cases check-manifest {args.output}`")
+    if args.marked:
+        _print(f"next: edit it, then `{PROG} check-manifest {args.output}`")
+    else:
+        _print(f"next: `{PROG} check-manifest {args.output}`, then run it")
     return 0
 
 
@@ -147,6 +291,21 @@ def _show_skips(args: argparse.Namespace) -> int:
         r.not_run_reason.value for r in selected.not_run if r.not_run_reason
     )
     level = args.level or manifest.level
+    if args.json:
+        _print(
+            json.dumps(
+                {
+                    "manifest": str(args.manifest),
+                    "device": manifest.device,
+                    "level": level,
+                    "runnable": len(selected.runnable),
+                    "not_run": len(selected.not_run),
+                    "not_run_by_reason": dict(sorted(reasons.items())),
+                },
+                indent=2,
+            )
+        )
+        return 0
     _print(f"manifest {args.manifest} (device {manifest.device!r}, level {level})")
     _print(f"  runnable   {len(selected.runnable):>8}")
     _print(f"  not_run    {len(selected.not_run):>8}")
@@ -175,18 +334,30 @@ def _coverage(args: argparse.Namespace) -> int:
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise ValueError(f"{summary_path}: not valid JSON ({exc})") from None
-        _print(coverage.summary_markdown(summary), end="")
+        _print(_coverage_text(summary, args.json), end="")
         return 0
     rows = coverage.audit()
     out = coverage.write_coverage(args.results, rows)
     summary = coverage.summarize(rows)
-    _print(coverage.summary_markdown(summary), end="")
-    _print(f"wrote {out}/")
+    _print(_coverage_text(summary, args.json), end="")
+    if not args.json:
+        _print(f"wrote {out}/")
     unknown = int(summary["counts"][coverage.UNKNOWN])
     if args.action == "check" and args.fail_on_unknown and unknown:
-        _print(f"{unknown} overloads are unknown (see {out}/pending_review.json)")
+        _print(
+            f"{unknown} overloads are unknown (see {out}/pending_review.json)",
+            file=sys.stderr if args.json else sys.stdout,
+        )
         return 1
     return 0
+
+
+def _coverage_text(summary: dict[str, Any], as_json: bool) -> str:
+    from torchcts_cases import coverage
+
+    if as_json:
+        return json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    return coverage.summary_markdown(summary)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
-"""Manifest templates for `torchcts-cases init`: one per depth, each teaching its keys.
+"""Manifest templates for `torchcts-cases init` and `init-manifest`: one per depth,
+each teaching its keys in comments.
 
-Every template carries ``TEMPLATE = True`` so a run can tell an unedited template from a
-real manifest; the comments say what to change.
+`init` writes ``TEMPLATE = True`` so a run can tell an unedited template from a real
+manifest. `init-manifest` is given the two facts only the user knows (the device type
+and the module that registers the backend), so its manifest runs as written; its
+BACKEND_NAME stays the placeholder a submission archive refuses unless one is given.
 """
 
 from __future__ import annotations
@@ -118,10 +121,21 @@ TEMPLATES: dict[str, dict[str, object]] = {
 }
 
 
+PLACEHOLDER_BACKEND_NAME = "my backend"  # torchcts-evidence refuses to archive it
+
+
 def render(
-    template: str, device: str = "cuda", backend_import: str | None = None
+    template: str,
+    device: str = "cuda",
+    backend_import: str | None = None,
+    *,
+    marked: bool = True,
+    backend_name: str | None = None,
 ) -> str:
-    """The text of a manifest from `template` for `device`."""
+    """The text of a manifest from `template` for `device`.
+
+    `marked` ends it with ``TEMPLATE = True`` (a run refuses it until that line goes).
+    """
     if template not in TEMPLATES:
         raise KeyError(f"unknown template {template!r} (known: {', '.join(TEMPLATES)})")
     t = TEMPLATES[template]
@@ -132,6 +146,17 @@ def render(
     dtype_lines = "\n".join(f"    {k!r}: {v!r}," for k, v in dtypes.items())
     cap_lines = "\n".join(f"    {c!r}," for c in caps)
     imp = repr(backend_import)
+    name = repr(backend_name or PLACEHOLDER_BACKEND_NAME)
+    if marked:
+        marker = (
+            "# This is an unedited template. Delete this line once the manifest "
+            "describes your backend.\nTEMPLATE = True\n"
+        )
+    else:
+        marker = (
+            "# Written by `torchcts-cases init-manifest`; the comments above say what "
+            "each key does.\n"
+        )
     return f'''"""TorchCTS manifest ({template} template): {t["about"]}.
 
 This file is READ, never executed: only `NAME = literal` assignments are allowed (no
@@ -142,7 +167,7 @@ what will not run, and why, with `torchcts-cases show-skips --manifest FILE`.
 # The device type string your backend registers: "cuda", "mps", "xpu", or the name of
 # your PrivateUse1 backend.
 DEVICE = {device!r}
-BACKEND_NAME = "my backend"
+BACKEND_NAME = {name}
 
 # A module imported before the run that registers the backend (None for built-ins).
 # If it defines torchcts_configure(options), it is called with BACKEND_OPTIONS.
@@ -186,6 +211,4 @@ DEVICE_COUNT = 1
 # optionally the only ops to include (globs allowed).
 OPS = {{"include": [], "exclude": {{}}}}
 
-# This is an unedited template. Delete this line once the manifest describes your backend.
-TEMPLATE = True
-'''
+{marker}'''

@@ -19,7 +19,11 @@ from pathlib import Path
 from torchcts_schema import (
     ArtifactError,
     HostIdentity,
+    add_results_option,
+    add_version_option,
+    exit_codes_epilog,
     for_terminal,
+    pick_results_dir,
     tool_command,
     tool_prefix_at,
 )
@@ -37,6 +41,13 @@ from torchcts_evidence.verify import verify_archive
 DEFAULT_STORE = Path("evidence/backends")
 DEFAULT_LEDGER = Path("known_segfaults.json")
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
+PROG = "torchcts-evidence"
+EXIT_CODES = {
+    0: "done, or the archive is accepted",
+    1: "refused or rejected: every reason named, one line each",
+    2: "usage error",
+    BROKEN_PIPE_STATUS: "stdout closed early (e.g. piped into head)",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,8 +77,9 @@ def _say(text: str) -> None:
 
 
 def _archive(args: argparse.Namespace) -> int:
+    results = Path(pick_results_dir(args.results, args.results_dir))
     built = build_archive(
-        args.results_dir,
+        results,
         out_dir=args.out,
         manifest=args.manifest,
         run_key=args.run_key,
@@ -75,7 +87,7 @@ def _archive(args: argparse.Namespace) -> int:
     _say(f"wrote {built.path} ({len(built.members)} files, run {built.run_key})")
     if built.other_runs:
         _say(
-            f"note: {args.results_dir} also holds {', '.join(built.other_runs)}; "
+            f"note: {results} also holds {', '.join(built.other_runs)}; "
             "archived the run written last (choose another with --run-key)"
         )
     if built.scrubbed:
@@ -105,8 +117,12 @@ def _backend_pack(args: argparse.Namespace) -> int:
             _say(problem)
         _say(f"{args.store}: {'OK' if not problems else f'{len(problems)} problem(s)'}")
         return 1 if problems else 0
-    if args.result is None:
-        raise EvidenceError("backend-pack needs a RESULT (or --check / --reindex)")
+    result = pick_results_dir(args.results, args.result, "")
+    if not result:
+        raise EvidenceError(
+            "backend-pack needs --results DIR (a results directory or artifact), "
+            "or --check / --reindex"
+        )
     options = PackOptions(
         backend_gate=args.gate,
         command_intent=args.intent,
@@ -114,7 +130,7 @@ def _backend_pack(args: argparse.Namespace) -> int:
         surfaces=tuple(args.surface),
     )
     identity = HostIdentity.current(roots=(Path.cwd(),))
-    target, count = pack_run(args.result, args.store, options, identity)
+    target, count = pack_run(Path(result), args.store, options, identity)
     _say(f"appended {count} entr{'y' if count == 1 else 'ies'} to {target}")
     return 0
 
@@ -157,25 +173,34 @@ def _crash_candidate(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="torchcts-evidence",
+        prog=PROG,
         description="Submission archives, backend evidence, known-crash candidates.",
-        epilog="Exit status: 0 done or accepted, 1 refused or rejected, 2 usage "
-        "error, 141 stdout closed early (e.g. piped into head).",
+        epilog=exit_codes_epilog(EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--version", action="version", version=f"torchcts-evidence {__version__}"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+    add_version_option(parser, PROG, __version__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("archive", help="zip the real run artifacts for submission")
-    p.add_argument("results_dir", nargs="?", type=Path, default=Path("results"))
-    p.add_argument("--manifest", type=Path, help="the manifest the run used")
+    p = _sub(sub, "archive", "zip the real run artifacts for submission")
+    add_results_option(p, legacy="results_dir")
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="the manifest the run used (default: found by the run's digest)",
+    )
     p.add_argument("--run-key", help="which run, when the directory holds several")
-    p.add_argument("--out", type=Path, default=Path("."), help="where the zip goes")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where the zip goes (default: here)",
+    )
     p.set_defaults(func=_archive)
 
-    p = sub.add_parser("verify", help="check a received archive (executes nothing)")
-    p.add_argument("archive", type=Path)
+    p = _sub(sub, "verify", "check a received archive (executes nothing)")
+    p.add_argument("archive", type=Path, metavar="ARCHIVE", help="the zip to check")
     p.add_argument(
         "--json",
         action="store_true",
@@ -183,9 +208,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_verify)
 
-    p = sub.add_parser("backend-pack", help="append a run to evidence/backends/")
-    p.add_argument("result", nargs="?", type=Path, help="results dir or artifact")
-    p.add_argument("--store", type=Path, default=DEFAULT_STORE)
+    p = _sub(sub, "backend-pack", "append a run to evidence/backends/")
+    add_results_option(
+        p,
+        legacy="result",
+        help_text="results directory or artifact of the run to pack",
+    )
+    p.add_argument(
+        "--store",
+        type=Path,
+        default=DEFAULT_STORE,
+        metavar="DIR",
+        help=f"the evidence store (default: {DEFAULT_STORE.as_posix()})",
+    )
     p.add_argument("--gate", help="backend gate, e.g. 'mps:macos>=15' (path-free)")
     p.add_argument("--intent", help="what the command was meant to establish")
     p.add_argument(
@@ -204,25 +239,65 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reindex", action="store_true", help="rebuild index.json")
     p.set_defaults(func=_backend_pack)
 
-    p = sub.add_parser("crash-candidate", help="known-segfault candidate packet")
+    p = _sub(sub, "crash-candidate", "known-segfault candidate packet")
     p.add_argument("case", nargs="?", help="case id or pytest node id")
-    p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--run-key")
-    p.add_argument("--out", type=Path, default=Path("."))
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="results directory holding the crash record (default: results)",
+    )
+    p.add_argument("--run-key", help="which run, when the directory holds several")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where the packet files go (default: here)",
+    )
     p.add_argument(
         "--accept",
         type=Path,
         metavar="PACKET",
         help="add a reviewed packet's rule to the ledger",
     )
-    p.add_argument("--ledger", type=Path, default=DEFAULT_LEDGER)
-    p.add_argument("--id")
-    p.add_argument("--reason")
-    p.add_argument("--owner")
-    p.add_argument("--review-after")
-    p.add_argument("--repro")
+    p.add_argument(
+        "--ledger",
+        type=Path,
+        default=DEFAULT_LEDGER,
+        metavar="FILE",
+        help=f"with --accept: the ledger to add to (default: {DEFAULT_LEDGER})",
+    )
+    p.add_argument("--id", help="with --accept: the rule id (default: the packet's)")
+    p.add_argument(
+        "--reason", help="with --accept: why the case crashes (default: the packet's)"
+    )
+    p.add_argument(
+        "--owner", help="with --accept: who reviews the rule (default: the packet's)"
+    )
+    p.add_argument(
+        "--review-after",
+        metavar="YYYY-MM-DD",
+        help="with --accept: when to look at the rule again (default: the packet's)",
+    )
+    p.add_argument(
+        "--repro", help="with --accept: the repro command (default: the packet's)"
+    )
     p.set_defaults(func=_crash_candidate)
     return parser
+
+
+def _sub(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
+) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=text,
+        description=text,
+        epilog=exit_codes_epilog(EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 if __name__ == "__main__":

@@ -1,21 +1,44 @@
 """``torchcts-isolate``: audit the known-crash ledger, show adaptive decisions.
 
-Exit codes: 0 all good, 1 a rule is malformed, duplicated or matches nothing,
-2 bad usage or unreadable input.
+Exit codes (`EXIT_CODES`): 0 all good, 1 a rule is malformed, duplicated or matches
+nothing, 2 bad usage or unreadable input. ``audit --json`` prints the audit as one
+JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from torchcts_schema import ArtifactError, KnownCrashError, for_terminal
+from torchcts_schema import (
+    ADAPTIVE_SUFFIX,
+    ArtifactError,
+    KnownCrashError,
+    add_results_option,
+    add_version_option,
+    exit_codes_epilog,
+    for_terminal,
+    pick_results_dir,
+)
 
+from torchcts_isolate import __version__
 from torchcts_isolate.adaptive import decide_adaptive, write_adaptive_decisions
 from torchcts_isolate.audit import audit, load_case_list
 from torchcts_isolate.ledger import load_ledger
+
+PROG = "torchcts-isolate"
+EXIT_CODES = {
+    0: "all good",
+    1: "a known-crash rule is malformed, duplicated or matches nothing",
+    2: "bad usage or unreadable input: one line naming the file",
+}
+DESCRIPTION = (
+    "Audit the known-crash ledger (known_segfaults.json) and show the adaptive "
+    "isolation decisions a run would take from earlier results."
+)
 
 
 def _print(*parts: object, **kwargs: Any) -> None:
@@ -40,11 +63,29 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _sub(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
+) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=text,
+        description=text,
+        epilog=exit_codes_epilog(EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="torchcts-isolate", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser(
-        "audit", help="validate every known-crash rule and list the cases it matches"
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=DESCRIPTION,
+        epilog=exit_codes_epilog(EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_version_option(parser, PROG, __version__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    check = _sub(
+        sub, "audit", "validate every known-crash rule and list the cases it matches"
     )
     check.add_argument(
         "--ledger",
@@ -56,19 +97,44 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="file listing the known case ids (text, JSON or JSON lines; see README)",
     )
-    check.add_argument("--backend", help="only check rules for this backend")
-    check.add_argument("--torch-version", help="e.g. 2.13.0 (default: any)")
-    check.add_argument("--hardware-key", help="default: any")
+    check.add_argument(
+        "--backend", metavar="NAME", help="only check rules for this backend"
+    )
+    check.add_argument(
+        "--torch-version",
+        metavar="VERSION",
+        help="only rules for this torch version, e.g. 2.13.0 (default: any)",
+    )
+    check.add_argument(
+        "--hardware-key",
+        metavar="KEY",
+        help="only rules for this hardware key (default: any)",
+    )
     check.add_argument(
         "--no-packaged", action="store_true", help="leave out the packaged rules"
     )
-    adapt = sub.add_parser(
-        "adaptive", help="show (and with --write, save) adaptive isolation decisions"
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="print {rules, cases, matches, not_checked, warnings, errors} as JSON",
     )
-    adapt.add_argument("results", type=Path, help="results directory")
-    adapt.add_argument("--run-key", required=True)
-    adapt.add_argument("--torch-version", help="current torch version, e.g. 2.13.0")
-    adapt.add_argument("--write", action="store_true", help="write the decision file")
+    adapt = _sub(
+        sub, "adaptive", "show (and with --write, save) adaptive isolation decisions"
+    )
+    add_results_option(adapt, legacy="results_dir")
+    adapt.add_argument(
+        "--run-key", required=True, metavar="KEY", help="the run key to decide for"
+    )
+    adapt.add_argument(
+        "--torch-version",
+        metavar="VERSION",
+        help="current torch version, e.g. 2.13.0",
+    )
+    adapt.add_argument(
+        "--write",
+        action="store_true",
+        help=f"write the decision file <key>{ADAPTIVE_SUFFIX} in the results directory",
+    )
     return parser
 
 
@@ -84,6 +150,18 @@ def _audit(args: argparse.Namespace) -> int:
         torch_version=args.torch_version,
         hardware_key=args.hardware_key,
     )
+    if args.json:
+        # ensure_ascii: escapes from a crafted ledger stay \u escapes
+        summary = {
+            "rules": len(ledger.rules),
+            "cases": len(cases) if cases is not None else None,
+            "matches": result.matches,
+            "not_checked": result.not_checked,
+            "warnings": result.warnings,
+            "errors": result.errors,
+        }
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return 1 if result.errors else 0
     count = f"{len(cases)} cases" if cases is not None else "no case list"
     _print(f"{len(ledger.rules)} rules checked against {count}")
     for label, found in result.matches.items():
@@ -100,14 +178,15 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _adaptive(args: argparse.Namespace) -> int:
-    decisions = decide_adaptive(args.results, args.run_key, args.torch_version)
+    results = Path(pick_results_dir(args.results, args.results_dir))
+    decisions = decide_adaptive(results, args.run_key, args.torch_version)
     for case_id in sorted(decisions.cases):
         kinds = sorted({e["evidence"] for e in decisions.cases[case_id]})
         _print(f"{case_id}: isolate ({', '.join(kinds)})")
     for skipped in decisions.skipped:
         _print(f"skipped {skipped['source']}: {skipped['why']}")
     if args.write:
-        _print(f"wrote {write_adaptive_decisions(args.results, decisions)}")
+        _print(f"wrote {write_adaptive_decisions(results, decisions)}")
     return 0
 
 

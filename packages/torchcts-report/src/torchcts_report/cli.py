@@ -12,7 +12,13 @@ import json
 import sys
 from pathlib import Path
 
-from torchcts_schema import REPORT_SUFFIXES, ArtifactError, for_terminal
+from torchcts_schema import (
+    REPORT_SUFFIXES,
+    ArtifactError,
+    add_version_option,
+    for_terminal,
+    pick_results_dir,
+)
 
 from torchcts_report import __version__
 from torchcts_report.diff import check_guards, diff_artifacts, diff_json, render_diff
@@ -51,16 +57,8 @@ def _say(text: str) -> None:
     print(for_terminal(text))
 
 
-def _one_results_dir(given: str | None, positional: str | None, default: str) -> str:
-    if given and positional and given != positional:
-        raise ArtifactError(
-            positional, f"given both as --results {given!r} and as a positional path"
-        )
-    return given or positional or default
-
-
 def _render(args: argparse.Namespace) -> int:
-    path = _one_results_dir(args.results, args.path, "results")
+    path = pick_results_dir(args.results, args.path, "results")
     paths = render_path(
         Path(path),
         run_key=args.run_key,
@@ -76,8 +74,8 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    old_path = _one_results_dir(args.old_results, args.old, "")
-    new_path = _one_results_dir(args.new_results, args.new, "")
+    old_path = pick_results_dir(args.old_results, args.old, "")
+    new_path = pick_results_dir(args.new_results, args.new, "")
     if not old_path or not new_path:
         raise ArtifactError(None, "diff needs the old and the new results (OLD NEW)")
     old = load_input(Path(old_path), run_key=args.run_key).artifact
@@ -154,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    add_version_option(parser, PROG, __version__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     md, html, junit = REPORT_SUFFIXES

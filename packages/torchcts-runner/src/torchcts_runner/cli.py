@@ -1,12 +1,15 @@
 """``torchcts-run``: drive pytest with the TorchCTS plugin, xdist and pytest-timeout.
 
 ``torchcts-run --manifest FILE [options] [pytest args]`` or ``torchcts-run
---best-device``. The exit status says what a CI job needs to know (`EXIT_CODES`).
+--best-device``. The exit status says what a CI job needs to know (`EXIT_CODES`);
+``--json`` prints the run's end as one JSON object on stdout (`run_summary`) and sends
+everything pytest prints to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -17,18 +20,28 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from torchcts_schema import NODE_PREFIX, tool_command, tool_prefix_at
+from torchcts_schema import (
+    JUNIT_SUFFIX,
+    NODE_PREFIX,
+    add_version_option,
+    exit_codes_epilog,
+    tool_command,
+    tool_prefix_at,
+)
 
 from torchcts_runner import __version__
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
+from torchcts_runner.run_summary import run_summary, summary_text
 
 ACCELERATORS = ("cuda", "mps", "xpu")
+STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 NOT_PASSED = ("failed", "error", "unsupported", "crashed")
 OK, CASES_FAILED, INTERNAL, USAGE, NO_CASES, BACKEND_UNUSABLE = 0, 1, 3, 4, 5, 6
 EXIT_CODES = {
     0: "every executed case passed (not_run and skipped cases are not failures)",
     1: "the run completed and some executed case did not pass (see --fail-on)",
+    2: "an option of torchcts-run itself is malformed (nothing ran)",
     3: "internal error, or the run ended abnormally (continue with --resume)",
     4: "usage or manifest error (nothing ran)",
     5: "the selection holds no case to run",
@@ -59,10 +72,10 @@ def few_node_ids(args: list[str]) -> bool:
 
 
 def _epilog() -> str:
-    codes = "\n".join(f"  {code:>3}  {why}" for code, why in EXIT_CODES.items())
-    return (
-        f"Other arguments go to pytest (-k EXPR, -x, {NODE_PREFIX}<case id> ...).\n\n"
-        f"exit status:\n{codes}"
+    return exit_codes_epilog(
+        EXIT_CODES,
+        "Other arguments go to pytest (-k EXPR, -x, "
+        f"{NODE_PREFIX}<case id> ...), after the options above.",
     )
 
 
@@ -73,9 +86,11 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=__version__)
+    add_version_option(parser, "torchcts-run", __version__)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--manifest", type=Path, help="the manifest.py to run")
+    where.add_argument(
+        "--manifest", type=Path, metavar="FILE", help="the manifest.py to run"
+    )
     where.add_argument(
         "--best-device",
         action="store_true",
@@ -154,6 +169,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 0 when the run completed, whatever the cases' statuses",
     )
+    add(
+        "--junit-all",
+        action="store_true",
+        help=f"list every not_run case in <key>{JUNIT_SUFFIX} (by default the "
+        "configuration-level reasons are counted in suite properties)",
+    )
+    add(
+        "--json",
+        action="store_true",
+        help="print the run's end as one JSON object on stdout (exit code, counts, "
+        "run key, artifact paths relative to here); pytest's output goes to stderr",
+    )
     return parser
 
 
@@ -211,6 +238,8 @@ def _selection_args(options: argparse.Namespace) -> list[str]:
         out += ["--isolate", options.isolate]
     if options.validation:
         out.append("--validation")
+    if options.junit_all:
+        out.append("--junit-all")
     return out
 
 
@@ -239,6 +268,46 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     options, passthrough = parser.parse_known_args(argv)
     os.environ.setdefault(USER_COMMAND_ENV, _user_command(argv))
+    if not options.json:
+        prepared = _prepare(options, passthrough)
+        if isinstance(prepared, int):
+            return prepared
+        return run_pytest(prepared[0], fail_on=prepared[1])
+    # stdout carries the JSON object alone; every human line goes to stderr
+    status: dict[str, object] | None = None
+    error: list[str] = []
+    with contextlib.redirect_stdout(sys.stderr):
+        prepared = _prepare(options, passthrough, errors=error)
+        if isinstance(prepared, int):
+            code = prepared
+        else:
+            pytest_code, status = run_child(prepared[0], stdout=STDERR_FD)
+            code = judge(pytest_code, status, prepared[1])
+    summary = run_summary(
+        code,
+        status,
+        cwd=Path.cwd(),
+        exit_meaning=EXIT_CODES.get(code, "pytest's own exit status"),
+        error=error[0] if error else None,
+    )
+    sys.stdout.write(summary_text(summary))
+    sys.stdout.flush()
+    return code
+
+
+def _prepare(
+    options: argparse.Namespace,
+    passthrough: list[str],
+    *,
+    errors: list[str] | None = None,
+) -> tuple[list[str], set[str]] | int:
+    """The pytest arguments and fail-on statuses, or the usage exit status."""
+
+    def usage(message: str) -> int:
+        if errors is not None:
+            errors.append(message)
+        return _usage(message)
+
     if options.best_device:
         from torchcts_runner.hardware import best_device
 
@@ -250,15 +319,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         manifest = options.manifest
     if not manifest.is_file():
-        return _usage(f"manifest {manifest} does not exist")
+        return usage(f"manifest {manifest} does not exist")
     try:
         device, manifest_workers = _manifest_facts(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback
-        return _usage(str(exc))
+        return usage(str(exc))
     fail_on = {s.strip() for s in options.fail_on.split(",") if s.strip()}
     unknown = fail_on - {*NOT_PASSED, "passed", "not_run", "skipped"}
     if unknown:
-        return _usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
+        return usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
     workers = options.workers
     if workers is None and few_node_ids(passthrough):
         workers = "0"  # a rerun: starting workers would cost more than the cases
@@ -272,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         options.quiet,
         [*_selection_args(options), *passthrough],
     )
-    return run_pytest(args, fail_on=set() if options.no_fail else fail_on)
+    return args, set() if options.no_fail else fail_on
 
 
 def _user_command(argv: list[str]) -> str:
@@ -292,6 +361,17 @@ def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
     only waits for it, passes a SIGTERM on, and reports.
     """
     fail_on = set(NOT_PASSED) if fail_on is None else fail_on
+    code, status = run_child(args)
+    return judge(code, status, fail_on)
+
+
+def run_child(
+    args: list[str], *, stdout: int | None = None
+) -> tuple[int, dict[str, object] | None]:
+    """pytest's exit code and the plugin's status file (None: no session end).
+
+    `stdout` is a file descriptor for the child's stdout (``--json`` gives stderr's).
+    """
     with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
         status_file = Path(tmp) / "status.json"
         command = [
@@ -302,13 +382,12 @@ def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
             "--torchcts-status-file",
             str(status_file),
         ]
-        code = _call_through_signals(command)
-        status = _read_status(status_file)
-    return judge(code, status, fail_on)
+        code = _call_through_signals(command, stdout=stdout)
+        return code, _read_status(status_file)
 
 
-def _call_through_signals(command: list[str]) -> int:
-    proc = subprocess.Popen(command)
+def _call_through_signals(command: list[str], *, stdout: int | None = None) -> int:
+    proc = subprocess.Popen(command, stdout=stdout)
     received: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:

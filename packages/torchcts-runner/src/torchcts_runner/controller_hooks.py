@@ -72,6 +72,7 @@ class ControllerRole:
             settings.results_dir,
             build_metadata(settings, self.run_key, self.hardware_key),
             on_record=self._on_record,
+            junit_all=settings.junit_all,
         )
         self.crashes = CrashRecorder(
             settings, self.run_key, self.hardware_key, self._source_or_none
@@ -482,6 +483,7 @@ class ControllerRole:
                 results_dir=self.settings.results_dir,
                 backend_unusable=self.backend_unusable,
                 write_error=str(self.write_error) if self.write_error else None,
+                run_key=self.run_key,
             )
 
     @pytest.hookimpl

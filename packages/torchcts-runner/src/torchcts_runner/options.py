@@ -1,8 +1,9 @@
 """The plugin's command-line options (registration only: `settings` resolves them).
 
 The plugin is inert unless ``--torchcts-manifest`` is given. Short aliases
-(``--level``, ``--dtype``, ``--suite``, ``--op``, ``--shard``, ``--resume``,
-``--isolate``, ``--validation``) are the names the docs and ``torchcts-run`` use.
+(``--results``, ``--level``, ``--dtype``, ``--suite``, ``--op``, ``--shard``,
+``--resume``, ``--isolate``, ``--validation``, ``--junit-all``) are the names the docs
+and ``torchcts-run`` use. Help strings are plain text: pytest prints them as they are.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--torchcts-results",
+        "--results",
+        dest="torchcts_results",
         metavar="DIR",
         default="results",
         help="results directory (default: results)",
@@ -113,12 +116,21 @@ def add_options(parser: pytest.Parser) -> None:
         help=argparse.SUPPRESS,
     )
     group.addoption(
+        "--torchcts-junit-all",
+        "--junit-all",
+        dest="torchcts_junit_all",
+        action="store_true",
+        help="list every not_run case in the JUnit XML (by default the "
+        "configuration-level reasons are counted in suite properties)",
+    )
+    group.addoption(
         "--torchcts-case-timeout",
         dest="torchcts_case_timeout",
         type=float,
         default=None,
         metavar="S",
-        help="per-case limit when pytest-timeout gives none",
+        help="per-case time limit in seconds when pytest-timeout gives none "
+        "(default: the manifest's RESOURCE_LIMITS case_timeout_s)",
     )
 
 

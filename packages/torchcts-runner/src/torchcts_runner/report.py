@@ -1,8 +1,9 @@
 """The human report at the end of a run: torchcts_report when installed, else minimal.
 
-The contract: run ``python -m torchcts_report render <results dir> --run-key <key>`` as a
-subprocess (files, never imports); without it, or when it fails, write a minimal
-``<key>.md`` from the canonical artifact so a finished run always has a report.
+The contract: run ``python -m torchcts_report render --results <results dir> --run-key
+<key> [--junit-all]`` as a subprocess (files, never imports); without it, or when it
+fails, write a minimal ``<key>.md`` from the canonical artifact so a finished run always
+has a report.
 """
 
 from __future__ import annotations
@@ -38,9 +39,12 @@ def _renderer_available() -> bool:
 
 
 def render_report(
-    results_dir: Path, run_key: str, artifact: RunArtifact
+    results_dir: Path, run_key: str, artifact: RunArtifact, *, junit_all: bool = False
 ) -> tuple[Path, str]:
-    """Write the report; returns its path and a note on how it was made."""
+    """Write the report; returns its path and a note on how it was made.
+
+    `junit_all` lists every not_run case in the JUnit XML (``render --junit-all``).
+    """
     target = report_path(results_dir, run_key)
     if _renderer_available():
         command = [
@@ -48,9 +52,11 @@ def render_report(
             "-m",
             "torchcts_report",
             "render",
+            "--results",
             str(results_dir),
             "--run-key",
             run_key,
+            *(["--junit-all"] if junit_all else []),
         ]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=600)

@@ -53,14 +53,17 @@ def write_status(
     results_dir: Path,
     backend_unusable: bool,
     write_error: str | None,
+    run_key: str | None = None,
 ) -> None:
     """The facts `torchcts-run` turns into its exit status (README: exit status)."""
     status = {
+        "run_key": run_key,
         "report": str(done.report) if done is not None else None,
         "complete": complete,
         "interrupted_by": signum,
         "counts": done.counts if done is not None else {},
         "results": str(results_dir),
+        "history": str(done.history) if done is not None and done.history else None,
         "backend_unusable": backend_unusable,
         "write_error": write_error,
     }

@@ -70,6 +70,7 @@ class RunWriter:
         *,
         snapshot_interval_s: float = 5.0,
         on_record: Callable[[CaseRecord], None] | None = None,
+        junit_all: bool = False,
     ) -> None:
         self.results_dir = results_dir
         self.metadata = metadata
@@ -79,6 +80,7 @@ class RunWriter:
         self.diagnostics: dict[str, object] = {}
         self.journal_cases = 0
         self._on_record = on_record
+        self._junit_all = junit_all
         self._interval = snapshot_interval_s
         self.journal: JournalWriter | None = None
         self.snapshots: SnapshotWriter | None = None
@@ -278,7 +280,10 @@ class RunWriter:
             self.metadata = metadata
             self.snapshots.maybe_write(self._snapshot, force=True)
         report, note = render_report(
-            self.results_dir, self.run_key, self._artifact(metadata)
+            self.results_dir,
+            self.run_key,
+            self._artifact(metadata),
+            junit_all=self._junit_all,
         )
         self.close()
         if complete:

@@ -38,6 +38,7 @@ class RunSettings:
     keyword: str = ""
     markexpr: str = ""
     results_root: Path | None = None  # --results; results_dir differs for a subset
+    junit_all: bool = False  # list configuration-level not_run cases in the JUnit XML
 
     def as_options(self) -> dict[str, Any]:
         """The JSON-able options recorded in the run metadata."""
@@ -153,6 +154,7 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
         quiet=bool(config.getoption("torchcts_quiet")),
         case_source=str(config.getoption("torchcts_case_source")),
         case_timeout_s=float(timeout),
+        junit_all=bool(config.getoption("torchcts_junit_all")),
     )
 
 

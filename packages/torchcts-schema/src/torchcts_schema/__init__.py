@@ -21,13 +21,11 @@ from torchcts_schema.case_contract import (
     Verdict,
     record_for,
 )
-from torchcts_schema.commands import (
-    CHECKOUT_PREFIX,
-    TOOL_PREFIX_OPTION,
-    TOOLS,
-    recorded_prefix,
-    tool_command,
-    tool_prefix_at,
+from torchcts_schema.command_line import (
+    add_results_option,
+    add_version_option,
+    exit_codes_epilog,
+    pick_results_dir,
 )
 from torchcts_schema.crash_record import (
     CRASH_RECORD_FORMAT,
@@ -114,6 +112,14 @@ from torchcts_schema.manifest_reader import (
     manifest_digest,
     read_manifest_file,
     read_manifest_source,
+)
+from torchcts_schema.printed_commands import (
+    CHECKOUT_PREFIX,
+    TOOL_PREFIX_OPTION,
+    TOOLS,
+    recorded_prefix,
+    tool_command,
+    tool_prefix_at,
 )
 from torchcts_schema.records import (
     CaseRecord,
@@ -238,6 +244,8 @@ __all__ = [
     "ToleranceSource",
     "ToleranceUsed",
     "Verdict",
+    "add_results_option",
+    "add_version_option",
     "artifact_digest",
     "case_id_for_node",
     "count_statuses",
@@ -245,6 +253,7 @@ __all__ = [
     "default_next_fix",
     "encode_artifact",
     "every_key_pattern",
+    "exit_codes_epilog",
     "find_identity",
     "find_latest",
     "for_terminal",
@@ -261,6 +270,7 @@ __all__ = [
     "manifest_digest",
     "metadata_problems",
     "node_id_for_case",
+    "pick_results_dir",
     "read_journal",
     "read_manifest_file",
     "read_manifest_source",
