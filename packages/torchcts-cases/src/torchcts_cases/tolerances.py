@@ -25,13 +25,17 @@ EXACT = (0.0, 0.0)
 
 
 def tolerance_for(
-    dtype: str, op: str | None = None, overrides: dict[str, Any] | None = None
+    dtype: str,
+    op: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    case_default: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     """(atol, rtol) for comparing values of `dtype` produced by `op`.
 
-    Precedence: manifest per-op, manifest per-dtype, the default table, exact.
+    Precedence: manifest per-op, manifest per-dtype, the case's own documented
+    tolerance (`case_default`, e.g. a few optimizer steps), the default table, exact.
     """
-    atol, rtol = DEFAULT_TOLERANCES.get(dtype, EXACT)
+    atol, rtol = (case_default or {}).get(dtype) or DEFAULT_TOLERANCES.get(dtype, EXACT)
     overrides = overrides or {}
     for pair in (
         overrides.get("dtypes", {}).get(dtype),
