@@ -21,6 +21,8 @@ SUITE_MODULES = (
     "device_mismatch",
     "reviewed",
     "autograd",
+    "training",
+    "training_precision",
 )
 
 
