@@ -23,6 +23,7 @@ SUITE_MODULES = (
     "autograd",
     "training",
     "training_precision",
+    "workloads",
 )
 
 
