@@ -18,6 +18,7 @@ import warnings
 from typing import Any
 
 import torch
+from torch.autograd.gradcheck import GradcheckError
 
 from torchcts_cases.suites.base import case
 
@@ -58,7 +59,7 @@ def _verdict(check: Any, fn: Any, inputs: list[Any], dtype: str | None) -> objec
         with warnings.catch_warnings():  # float32 is chosen on purpose: no warning
             warnings.simplefilter("ignore", UserWarning)
             return bool(check(fn, tuple(inputs), **_GRADCHECK_TOL[dtype or "float32"]))
-    except torch.autograd.gradcheck.GradcheckError as exc:
+    except GradcheckError as exc:
         return str(exc).strip().splitlines()[0]
 
 
