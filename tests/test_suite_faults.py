@@ -85,7 +85,9 @@ def test_wrong_optimizer_update_fails_adam(manifest: Manifest) -> None:
         manifest,
         {"op": "aten::addcdiv.out", "inplace": True, "fault": "wrong_values"},
     )
-    assert found.startswith("adam_steps.adam.params.0.weight: Tensor-likes are not close")
+    assert found.startswith(
+        "adam_steps.adam.params.0.weight: Tensor-likes are not close"
+    )
 
 
 def test_dropped_momentum_update_fails_sgd(manifest: Manifest) -> None:

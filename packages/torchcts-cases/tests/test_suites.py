@@ -87,7 +87,9 @@ def test_every_feature_capability_has_cases() -> None:
     assert set(FEATURE_CAPABILITIES) <= caps
 
 
-def test_unclaimed_feature_is_not_run_with_its_reason(make_manifest: MakeManifest) -> None:
+def test_unclaimed_feature_is_not_run_with_its_reason(
+    make_manifest: MakeManifest,
+) -> None:
     """Without pin_memory and float64 claimed: pinning is not_run (capability) and
     gradcheck runs in float32 only, float64 being not_run (dtype)."""
     caps = [c for c in ALL_CAPS if c != "pin_memory"]
@@ -127,4 +129,6 @@ def test_training_steps_outside_the_documented_tolerance_fail(
     assert isinstance(observed, dict)
     observed["sgd"]["params"]["0.bias"] = observed["sgd"]["params"]["0.bias"] + 1e-3
     mismatch = case.judge(case.reference(), observed).mismatch or ""
-    assert mismatch.startswith("sgd_steps.sgd.params.0.bias: Tensor-likes are not close")
+    assert mismatch.startswith(
+        "sgd_steps.sgd.params.0.bias: Tensor-likes are not close"
+    )

@@ -37,7 +37,7 @@ LOWER_PRECISION_OPS = (
     "scaled_dot_product_attention",
     "_native_multi_head_attention",
 )
-_KEY = torch._C.DispatchKey.AutocastPrivateUse1
+_KEY = torch._C.DispatchKey.__members__["AutocastPrivateUse1"]  # not in torch's stubs
 
 
 def _cast(value: Any, dtype: torch.dtype) -> Any:

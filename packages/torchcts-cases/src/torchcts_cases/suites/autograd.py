@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-untyped-call"
+# (torch leaves Tensor.backward, Function.apply and LR-scheduler factories untyped)
 """The autograd engine on the device: numerical gradient checks, version-counter
 errors, hooks, retain_graph, grad modes, a custom Function, checkpointing and anomaly
 mode.
@@ -205,7 +207,9 @@ def custom_function(device: str, dtype: str | None) -> dict[str, Any]:
     return {
         "out": out,
         "grad": custom,
-        "matches_builtin": bool(torch.equal(custom, x.grad)) if custom is not None else False,
+        "matches_builtin": bool(torch.equal(custom, x.grad))
+        if custom is not None
+        else False,
     }
 
 
@@ -223,8 +227,9 @@ def checkpoint(device: str, dtype: str | None) -> dict[str, Any]:
         torch.manual_seed(5)
         out = block(x) if reentrant is None else ckpt(block, x, use_reentrant=reentrant)
         out.sum().backward()
-        assert x.grad is not None
-        return x.grad
+        grad: torch.Tensor | None = x.grad
+        assert grad is not None
+        return grad
 
     plain = grad_of(None)
     (x,) = _inputs(device, dtype, (8,))

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-untyped-call"
+# (torch leaves Tensor.backward, Function.apply and LR-scheduler factories untyped)
 """Training on the device: optimizer updates, gradient accumulation and clipping, LR
 schedulers and state_dict round trips, each a few steps of a tiny MLP compared with
 the same steps on CPU.
@@ -65,7 +67,7 @@ def _train(device: str, make: MakeOptimizer, steps: int = STEPS) -> dict[str, An
     return {"losses": torch.stack(losses), "params": _params(model)}
 
 
-def _optimizers(**flags: bool) -> dict[str, MakeOptimizer]:
+def _optimizers(**flags: Any) -> dict[str, MakeOptimizer]:
     """SGD (momentum, Nesterov, weight decay), Adam (AMSGrad) and AdamW with `flags`."""
     return {
         "sgd": lambda p: torch.optim.SGD(
@@ -76,7 +78,9 @@ def _optimizers(**flags: bool) -> dict[str, MakeOptimizer]:
     }
 
 
-def _each(flags: dict[str, bool], device: str, names: tuple[str, ...]) -> dict[str, Any]:
+def _each(
+    flags: dict[str, bool], device: str, names: tuple[str, ...]
+) -> dict[str, Any]:
     makers = _optimizers(**flags)
     return {name: _train(device, makers[name]) for name in names}
 
@@ -137,7 +141,9 @@ def accumulation_and_clipping(device: str, dtype: str | None) -> dict[str, Any]:
         for a, b in pairs
     )
     norm = torch.nn.utils.clip_grad_norm_(halves.parameters(), max_norm=0.05)
-    clipped_norm = torch.nn.utils.get_total_norm([p.grad for p in halves.parameters()])
+    clipped_norm = torch.nn.utils.get_total_norm(
+        [p.grad for p in halves.parameters() if p.grad is not None]
+    )
     torch.nn.utils.clip_grad_value_(whole.parameters(), clip_value=0.01)
     return {
         "accumulated_equals_full_batch": same,

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-untyped-call"
+# (torch leaves Tensor.backward, Function.apply and LR-scheduler factories untyped)
 """Mixed precision and input pipelines in training: autocast, GradScaler and a
 DataLoader that pins batches for the device (suite ``training``).
 
@@ -111,7 +113,10 @@ def dataloader_pin_memory(device: str, dtype: str | None) -> dict[str, Any]:
     pinned, batches = [], []
     for features, labels in loader:
         pinned.append(not pin or (features.is_pinned() and labels.is_pinned()))
-        moved = features.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+        moved = (
+            features.to(device, non_blocking=True),
+            labels.to(device, non_blocking=True),
+        )
         batches.append(moved)
     if pin:
         torch.get_device_module(torch.device(device).type).synchronize()

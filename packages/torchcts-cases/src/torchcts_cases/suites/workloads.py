@@ -1,3 +1,5 @@
+# mypy: disable-error-code="no-untyped-call"
+# (torch leaves Tensor.backward, Function.apply and LR-scheduler factories untyped)
 """Real model blocks on the device: attention with each kind of mask, a transformer
 block, a conv net with batch norm in channels_last, embedding + LSTM/GRU and a tiny
 language model, each a forward pass and a training step compared with CPU.
@@ -43,7 +45,9 @@ def _train_step(
     opt.zero_grad()
     loss = loss_of()
     loss.backward()
-    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    grads = {
+        n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None
+    }
     opt.step()
     params = {n: p.detach() for n, p in model.named_parameters()}
     return {"loss": loss.detach(), "grads": grads, "params": params}
@@ -118,14 +122,16 @@ class _ConvNet(torch.nn.Module):
         self.last_channels_last = features.is_contiguous(
             memory_format=torch.channels_last
         )
-        return self.head(F.adaptive_avg_pool2d(features, 1).flatten(1))
+        logits: torch.Tensor = self.head(F.adaptive_avg_pool2d(features, 1).flatten(1))
+        return logits
 
 
 @case(SUITE, "conv_bn_channels_last", 2, tolerances=MODEL_TOLERANCE)
 def conv_bn_channels_last(device: str, dtype: str | None) -> dict[str, Any]:
     """conv + batch norm + relu in channels_last: the layout survives, running
     statistics update in training, eval uses them; all against CPU."""
-    net = _seeded(device, _ConvNet).to(memory_format=torch.channels_last)
+    # Module.to takes memory_format at run time; torch's overloads omit it
+    net = _seeded(device, _ConvNet).to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     x = _randn(device, 1, 2, 3, 6, 6).contiguous(memory_format=torch.channels_last)
     target = torch.tensor([0, 2]).to(device)
     step = _train_step(net, lambda: F.cross_entropy(net(x), target))
@@ -194,7 +200,8 @@ class _TinyLM(torch.nn.Module):
             ids.shape[1], device=ids.device
         )
         h = self.block(h, src_mask=mask, is_causal=True)
-        return self.norm(h) @ self.tokens.weight.t()  # tied output head
+        logits: torch.Tensor = self.norm(h) @ self.tokens.weight.t()  # tied head
+        return logits
 
 
 @case(SUITE, "tiny_language_model", 3, tolerances=MODEL_TOLERANCE)
