@@ -19,11 +19,14 @@ DTYPES = {
     "bool": True,
 }
 
-# OpInfo variants and hand-written suites this backend claims to support
+# OpInfo variants and hand-written suites this backend claims to support, then the
+# feature paths inside the suites. Not "pin_memory": the CPU is the host, there is
+# nothing to pin for (that case is not_run: device_count on the CPU anyway).
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
-    "rng", "serialization", "device_mismatch",
+    "rng", "serialization", "device_mismatch", "autograd", "training", "workloads",
+    "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

@@ -26,6 +26,9 @@ CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch",
+    # the engine, training and model suites, then paths inside them: CUDA has every one
+    "autograd", "training", "workloads",
+    "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler", "pin_memory",
 ]  # fmt: skip
 
 LEVEL = 4

@@ -40,14 +40,22 @@ DTYPES = {
     "complex64": True,
 }
 
-# OpInfo variants and hand-written suites simdev supports. Not "serialization":
-# torch.load onto a device allocates storage with the device's allocator, and a Python
-# backend cannot register one (simdev would segfault there even with no faults). A
-# capability left out makes its cases not_run with that reason, instead of crashed.
+# OpInfo variants and hand-written suites simdev supports, then the feature paths
+# inside the suites (autocast: simdev registers the CPU's autocast policy itself;
+# foreach and fused optimizers run the CPU's kernels on simdev payloads). Left out,
+# each with its reason; a capability left out makes its cases not_run
+# (capability_not_declared) instead of crashed or failed:
+# - "serialization": torch.load onto a device allocates storage with the device's
+#   allocator, and a Python backend cannot register one (simdev would segfault there
+#   even with no faults).
+# - "pin_memory": pinning for a PrivateUse1 device needs a pinned-memory allocator
+#   registered from C++ (PrivateUse1HooksInterface); DataLoader(pin_memory=True)
+#   raises NotImplementedError on simdev.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
-    "rng", "device_mismatch",
+    "rng", "device_mismatch", "autograd", "training", "workloads",
+    "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

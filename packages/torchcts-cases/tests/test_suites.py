@@ -1,17 +1,20 @@
-"""Hand-written suites: every check passes on CPU, and broken properties are caught."""
+"""Hand-written suites: every check passes on CPU, broken properties are caught, and
+unclaimed capabilities are not_run with their reason."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import pytest
-from torchcts_cases import get_case, prepare
+from torchcts_cases import Selection, get_case, prepare, select_cases, tolerance_for
 from torchcts_cases.suites import all_hand_cases
 from torchcts_schema import (
     CAPABILITY_NAMES,
+    FEATURE_CAPABILITIES,
     SUITE_CAPABILITIES,
     ExpectedSource,
     Manifest,
+    NotRunReason,
 )
 
 ALL_CAPS = list(CAPABILITY_NAMES)
@@ -76,3 +79,56 @@ def test_hand_case_ids_are_valid_and_stable() -> None:
     ids = list(all_hand_cases())
     assert len(ids) == len(set(ids))
     assert all(cid.split("/")[2] == "check" for cid in ids)
+
+
+def test_every_feature_capability_has_cases() -> None:
+    """Each feature capability (foreach, fused, autocast, ...) gates at least one case."""
+    caps = {c.capability for c in all_hand_cases().values()}
+    assert set(FEATURE_CAPABILITIES) <= caps
+
+
+def test_unclaimed_feature_is_not_run_with_its_reason(
+    make_manifest: MakeManifest,
+) -> None:
+    """Without pin_memory and float64 claimed: pinning is not_run (capability) and
+    gradcheck runs in float32 only, float64 being not_run (dtype)."""
+    caps = [c for c in ALL_CAPS if c != "pin_memory"]
+    m = make_manifest(
+        DEVICE="simdev",
+        CAPABILITIES=caps,
+        DTYPES={"float32": True, "float64": False},
+    )
+    selected = select_cases(m, Selection(level=8, suites=("training", "autograd")))
+    reasons = {r.case_id: (r.not_run_reason, r.detail) for r in selected.not_run}
+    assert reasons["training/dataloader_pin_memory/check/-/-"] == (
+        NotRunReason.CAPABILITY_NOT_DECLARED,
+        "capability pin_memory not in CAPABILITIES",
+    )
+    assert reasons["autograd/gradcheck/check/float64/-"][0] is (
+        NotRunReason.DTYPE_NOT_SUPPORTED
+    )
+    runnable = {s.case_id for s in selected.runnable}
+    assert "autograd/gradcheck/check/float32/-" in runnable
+
+
+def test_documented_case_tolerance_sits_below_the_manifest() -> None:
+    """A case's documented tolerance replaces the default; the manifest still wins."""
+    documented = {"float32": (1e-4, 1e-4)}
+    assert tolerance_for("float32", "x", {}, documented) == (1e-4, 1e-4)
+    manifest = {"ops": {"x": {"float32": {"atol": 1e-3, "rtol": 1e-3}}}}
+    assert tolerance_for("float32", "x", manifest, documented) == (1e-3, 1e-3)
+    assert tolerance_for("float32", "x") == (1e-5, 1.3e-5)
+
+
+def test_training_steps_outside_the_documented_tolerance_fail(
+    manifest: Manifest,
+) -> None:
+    """Weights 1e-3 off after the steps fail sgd_steps, naming the parameter."""
+    case = prepare(get_case("training/sgd_steps/check/-/-"), manifest)
+    observed = case.run_on("cpu")
+    assert isinstance(observed, dict)
+    observed["sgd"]["params"]["0.bias"] = observed["sgd"]["params"]["0.bias"] + 1e-3
+    mismatch = case.judge(case.reference(), observed).mismatch or ""
+    assert mismatch.startswith(
+        "sgd_steps.sgd.params.0.bias: Tensor-likes are not close"
+    )

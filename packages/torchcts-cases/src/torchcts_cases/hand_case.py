@@ -80,6 +80,7 @@ class HandPrepared(PreparedCase):
             self.spec.op,
             self.manifest.tolerances,
             self.reviewed_tolerance,
+            {d: (atol, rtol) for d, atol, rtol in self.case.tolerances},
         )
 
     def repro_source(

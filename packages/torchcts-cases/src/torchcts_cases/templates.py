@@ -52,7 +52,8 @@ TEMPLATES: dict[str, dict[str, object]] = {
         "samples": None,
     },
     "training": {
-        "about": "inference plus gradients, in-place updates, RNG and mutation",
+        "about": "inference plus gradients, the autograd engine, optimizers, mixed "
+        "precision, model blocks, in-place updates, RNG and mutation",
         "dtypes": {
             "float32": True,
             "float16": True,
@@ -78,6 +79,12 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "rng",
             "serialization",
             "device_mismatch",
+            "autograd",
+            "training",
+            "workloads",
+            "foreach_optimizers",
+            "autocast",
+            "grad_scaler",
         ],
         "level": 4,
         "samples": None,
@@ -114,6 +121,14 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "rng",
             "serialization",
             "device_mismatch",
+            "autograd",
+            "training",
+            "workloads",
+            "foreach_optimizers",
+            "fused_optimizers",
+            "autocast",
+            "grad_scaler",
+            "pin_memory",
         ],
         "level": 8,
         "samples": None,
@@ -183,8 +198,16 @@ DTYPES = {{
 
 # What the backend claims. OpInfo variants: forward, method, inplace, out, backward,
 # error_inputs, noncontiguous. Hand-written suites: views, mutation, out_semantics,
-# memory_formats, copies, factories, rng, serialization, device_mismatch.
-# A case needing a capability not listed is not_run: capability_not_declared.
+# memory_formats, copies, factories, rng, serialization, device_mismatch, and
+# autograd (gradcheck, hooks, checkpointing: needs backward kernels), training
+# (optimizer steps, schedulers, state_dicts against CPU), workloads (attention,
+# conv + batch norm, LSTM/GRU, a tiny language model: forward and a training step).
+# Paths inside those suites, each claimed on its own: foreach_optimizers
+# (foreach=True), fused_optimizers (fused=True), autocast (float16/bfloat16, as
+# declared in DTYPES), grad_scaler (torch.amp.GradScaler), pin_memory (DataLoader
+# pinning for the device; needs a pinned-memory host allocator).
+# A case needing a capability not listed is not_run: capability_not_declared. Leave
+# out what the backend does not do yet, and say why in a comment next to the list.
 CAPABILITIES = [
 {cap_lines}
 ]

@@ -38,14 +38,18 @@ def resolve_tolerance(
     op: str | None = None,
     overrides: dict[str, Any] | None = None,
     reviewed: tuple[float, float] | None = None,
+    documented: dict[str, tuple[float, float]] | None = None,
 ) -> ToleranceUsed:
     """The tolerance for values of `dtype` produced by `op`, with its source.
 
     Precedence: manifest per-op, manifest per-dtype, the reviewed reference's own,
+    the case's documented per-dtype tolerance (a few optimizer steps, a model block),
     the default table (exact for dtypes it does not name).
     """
     atol, rtol = DEFAULT_TOLERANCES.get(dtype, EXACT)
     source = ToleranceSource.DEFAULT_TABLE
+    if documented and dtype in documented:
+        (atol, rtol), source = documented[dtype], ToleranceSource.CASE_DOCUMENTED
     if reviewed is not None:
         (atol, rtol), source = reviewed, ToleranceSource.REVIEWED_REFERENCE
     overrides = overrides or {}
@@ -68,9 +72,10 @@ def tolerance_for(
     op: str | None = None,
     overrides: dict[str, Any] | None = None,
     reviewed: tuple[float, float] | None = None,
+    documented: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     """(atol, rtol) for comparing values of `dtype` produced by `op`."""
-    used = resolve_tolerance(dtype, op, overrides, reviewed)
+    used = resolve_tolerance(dtype, op, overrides, reviewed, documented)
     return used.atol, used.rtol
 
 
@@ -80,6 +85,7 @@ def judge_with_provenance(
     op: str | None,
     overrides: dict[str, Any] | None,
     reviewed: tuple[float, float] | None = None,
+    documented: dict[str, tuple[float, float]] | None = None,
 ) -> Verdict:
     """The verdict of `mismatch_under` (a comparison run with a tolerance lookup),
     carrying the tolerance of the case's `dtype` (else the first one looked up).
@@ -91,7 +97,9 @@ def judge_with_provenance(
     asked: dict[str, ToleranceUsed] = {}
 
     def lookup(name: str) -> tuple[float, float]:
-        used = asked.setdefault(name, resolve_tolerance(name, op, overrides, reviewed))
+        used = asked.setdefault(
+            name, resolve_tolerance(name, op, overrides, reviewed, documented)
+        )
         return used.atol, used.rtol
 
     mismatch = mismatch_under(lookup)
@@ -101,7 +109,7 @@ def judge_with_provenance(
     if mismatch is None and widened:
 
         def baseline(name: str) -> tuple[float, float]:
-            return tolerance_for(name, None, None, reviewed)
+            return tolerance_for(name, None, None, reviewed, documented)
 
         if mismatch_under(baseline) is not None:
             first = used if used in widened else widened[0]

@@ -54,8 +54,20 @@ SUITE_CAPABILITIES = (
     "rng",
     "serialization",
     "device_mismatch",
+    "autograd",
+    "training",
+    "workloads",
 )
-CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES
+# Paths inside a suite that a backend may support or not on their own; a case that
+# needs one is not_run (capability_not_declared) unless the manifest claims it too.
+FEATURE_CAPABILITIES = (
+    "foreach_optimizers",  # torch.optim with foreach=True (the _foreach_* kernels)
+    "fused_optimizers",  # torch.optim with fused=True (_fused_adam_, _fused_sgd_, ...)
+    "autocast",  # torch.autocast(device_type=DEVICE) in float16 and bfloat16
+    "grad_scaler",  # torch.amp.GradScaler(DEVICE): unscale, inf checks, scale update
+    "pin_memory",  # DataLoader(pin_memory=True, pin_memory_device=DEVICE)
+)
+CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES + FEATURE_CAPABILITIES
 
 DEFAULT_UNSUPPORTED_PATTERNS = (
     r"not implemented",

@@ -65,12 +65,14 @@ EXPECTED_SOURCE_MEANINGS: dict[ExpectedSource, str] = {
 
 class ToleranceSource(StrEnum):
     """Where the tolerance a result was judged with came from (most specific wins:
-    manifest per-op, manifest per-dtype, the case's reviewed reference, the table)."""
+    manifest per-op, manifest per-dtype, the case's reviewed reference, the case's
+    documented tolerance, the table)."""
 
     DEFAULT_TABLE = "default_table"
     MANIFEST_DTYPE = "manifest_dtype"
     MANIFEST_OP = "manifest_op"
     REVIEWED_REFERENCE = "reviewed_reference"
+    CASE_DOCUMENTED = "case_documented"
 
 
 TOLERANCE_SOURCE_MEANINGS: dict[ToleranceSource, str] = {
@@ -78,6 +80,8 @@ TOLERANCE_SOURCE_MEANINGS: dict[ToleranceSource, str] = {
     ToleranceSource.MANIFEST_DTYPE: "the manifest's TOLERANCES['dtypes'] override",
     ToleranceSource.MANIFEST_OP: "the manifest's TOLERANCES['ops'] override",
     ToleranceSource.REVIEWED_REFERENCE: "the tolerance reviewed with the case's values",
+    ToleranceSource.CASE_DOCUMENTED: "the case's own documented tolerance (several "
+    "steps or kernels chained, e.g. optimizer steps, model blocks)",
 }
 OVERRIDE_SOURCES = frozenset(
     (ToleranceSource.MANIFEST_DTYPE, ToleranceSource.MANIFEST_OP)

@@ -1,4 +1,5 @@
-"""The ``torch.simdev`` module: availability, device count and simdev's own RNG.
+"""The ``torch.simdev`` module: availability, device count, synchronize, autocast
+dtypes and simdev's own RNG.
 
 simdev keeps a generator separate from the CPU default one, as a real device does, so
 that CPU reference computations do not advance the device's random stream.
@@ -63,6 +64,11 @@ class SimdevModule:
     @staticmethod
     def synchronize(device: object = None) -> None:
         """simdev runs ops synchronously; nothing to wait for."""
+
+    @staticmethod
+    def get_amp_supported_dtype() -> list[torch.dtype]:
+        """Autocast dtypes (``torch.autocast("simdev")``; see autocast.py)."""
+        return [torch.float16, torch.bfloat16]
 
     @staticmethod
     def manual_seed(seed: int) -> None:

@@ -14,6 +14,7 @@ import torch
 
 from torchcts_simdev.device import GENERATOR
 from torchcts_simdev.payload import to_cpu
+from torchcts_simdev.rnn_cells import RNN_CELL_IMPLS
 
 _Tensor = torch.Tensor
 _Device = torch.device
@@ -74,6 +75,7 @@ IMPLS: dict[str, Callable[..., Any]] = {
     "aten::_copy_from_and_resize": _copy_from_and_resize,
     "aten::convolution_overrideable": _convolution,
     "aten::convolution_backward_overrideable": _convolution_backward,
+    **RNN_CELL_IMPLS,
 }
 # Overloads whose generic (CompositeExplicitAutograd) kernel would win over a fallback:
 # the *_overrideable hooks (which only raise) and ops whose generic kernel rounds

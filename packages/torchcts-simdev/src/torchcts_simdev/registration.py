@@ -13,6 +13,7 @@ import functools
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
+from torchcts_simdev.autocast import register_autocast
 from torchcts_simdev.device import SimdevModule
 from torchcts_simdev.fallback import Fallback
 from torchcts_simdev.kernels import EXPLICIT_OPS
@@ -46,5 +47,9 @@ def register() -> Fallback:
             name, functools.partial(fallback, op), "PrivateUse1"
         )
     torch._torchcts_simdev_fallback = fallback  # type: ignore[attr-defined]
-    torch._torchcts_simdev_library = (library, kernels)  # type: ignore[attr-defined]
+    torch._torchcts_simdev_library = (  # type: ignore[attr-defined]
+        library,
+        kernels,
+        *register_autocast(),
+    )
     return fallback

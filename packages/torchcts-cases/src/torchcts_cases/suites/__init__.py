@@ -1,6 +1,6 @@
 """Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
-semantics, memory formats, copies, factories, RNG, serialization, device mismatch) and
-reviewed references. Each suite is one small module with a ``CASES`` tuple.
+semantics, memory formats, copies, factories, RNG, serialization, device mismatch; the
+autograd engine, training and model workloads) and reviewed references. Each suite is one small module with a ``CASES`` tuple.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ SUITE_MODULES = (
     "serialization",
     "device_mismatch",
     "reviewed",
+    "autograd",
+    "training",
+    "training_precision",
+    "workloads",
 )
 
 

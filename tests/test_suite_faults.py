@@ -1,0 +1,128 @@
+"""simdev faults in the territory of the autograd, training and workloads suites fail
+the right case, with a mismatch naming what broke; the clean simdev passes them all.
+
+A fault is one simdev rule on the overload a real backend would get wrong (a backward
+kernel, an optimizer update, the attention kernel); the expectation is the CPU run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torchcts_simdev
+from torchcts_cases import get_case, prepare
+from torchcts_cases.suites import all_hand_cases
+from torchcts_schema import CAPABILITY_NAMES, Manifest, load_manifest
+
+NEW_SUITES = ("autograd", "training", "workloads")
+NOT_ON_SIMDEV = {"training/dataloader_pin_memory/check/-/-"}  # no pinned allocator
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Manifest:
+    """A simdev manifest claiming every capability, in float32 and float64."""
+    path = tmp_path / "m.py"
+    path.write_text(
+        f'DEVICE = "simdev"\nCAPABILITIES = {list(CAPABILITY_NAMES)!r}\n'
+        'DTYPES = {"float32": True, "float64": True, "bfloat16": True}\n'
+    )
+    return load_manifest(path)
+
+
+@pytest.fixture(autouse=True)
+def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test starts and ends on the clean profile."""
+    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
+    torchcts_simdev.configure("clean")
+    yield
+    torchcts_simdev.configure("clean")
+
+
+def _mismatch(case_id: str, manifest: Manifest, rule: dict[str, object]) -> str:
+    """The judged mismatch of `case_id` on simdev under one fault rule ('' if none)."""
+    case = prepare(get_case(case_id), manifest)
+    expected = case.reference()
+    torchcts_simdev.configure({"name": "test", "rules": [rule]})
+    try:
+        observed = case.run_on("simdev")
+    finally:
+        torchcts_simdev.configure("clean")
+    return case.judge(expected, observed).mismatch or ""
+
+
+CLEAN_CASES = sorted(
+    cid
+    for cid, c in all_hand_cases().items()
+    if c.suite in NEW_SUITES and cid not in NOT_ON_SIMDEV and c.dtype != "float16"
+)
+
+
+@pytest.mark.parametrize("case_id", CLEAN_CASES)
+def test_clean_simdev_passes_the_new_suites(case_id: str, manifest: Manifest) -> None:
+    """Without faults simdev computes with the CPU's kernels: every case passes."""
+    case = prepare(get_case(case_id), manifest)
+    verdict = case.judge(case.reference(), case.run_on("simdev"))
+    assert verdict.ok, verdict.mismatch
+
+
+def test_wrong_backward_kernel_fails_gradcheck(manifest: Manifest) -> None:
+    """A wrong tanh backward fails gradcheck on the device and the gradient check."""
+    found = _mismatch(
+        "autograd/gradcheck/check/float64/-",
+        manifest,
+        {"op": "aten::tanh_backward*", "fault": "wrong_values", "magnitude": "large"},
+    )
+    assert found.startswith("gradcheck.gradcheck: expected bool True, got str")
+    assert "Jacobian mismatch" in found
+
+
+def test_wrong_optimizer_update_fails_adam(manifest: Manifest) -> None:
+    """A wrong addcdiv_ (Adam's update of the weights) fails adam_steps, naming Adam."""
+    found = _mismatch(
+        "training/adam_steps/check/-/-",
+        manifest,
+        {"op": "aten::addcdiv.out", "inplace": True, "fault": "wrong_values"},
+    )
+    assert found.startswith(
+        "adam_steps.adam.params.0.weight: Tensor-likes are not close"
+    )
+
+
+def test_dropped_momentum_update_fails_sgd(manifest: Manifest) -> None:
+    """An in-place update that is dropped (momentum buffers never move) fails SGD."""
+    found = _mismatch(
+        "training/sgd_steps/check/-/-",
+        manifest,
+        {"op": "aten::add.out", "inplace": True, "fault": "drop_inplace"},
+    )
+    assert found.startswith("sgd_steps.sgd.")
+
+
+def test_wrong_mask_handling_fails_sdpa_masks(manifest: Manifest) -> None:
+    """A wrong bool-mask conversion (attention's where(mask, 0, -inf)) fails the
+    masked attention case at the bool mask."""
+    found = _mismatch(
+        "workloads/sdpa_masks/check/-/-",
+        manifest,
+        {"op": "aten::where.self*", "fault": "wrong_values", "magnitude": "large"},
+    )
+    assert found.startswith("sdpa_masks.bool_mask: Tensor-likes are not close")
+
+
+def test_wrong_lstm_cell_fails_the_recurrent_workload(manifest: Manifest) -> None:
+    """A wrong fused LSTM cell fails the embedding + LSTM/GRU case at the output."""
+    found = _mismatch(
+        "workloads/embedding_lstm_gru/check/-/-",
+        manifest,
+        {"op": "aten::_thnn_fused_lstm_cell", "fault": "wrong_values"},
+    )
+    assert found.startswith("embedding_lstm_gru.out: Tensor-likes are not close")
+
+
+def test_pin_memory_raises_not_implemented_on_simdev(manifest: Manifest) -> None:
+    """simdev cannot pin (reason its manifest leaves pin_memory out): it says so."""
+    case = prepare(get_case("training/dataloader_pin_memory/check/-/-"), manifest)
+    with pytest.raises(NotImplementedError, match="PrivateUse1HooksInterface"):
+        case.run_on("simdev")
