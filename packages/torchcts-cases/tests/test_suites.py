@@ -114,9 +114,9 @@ def test_unclaimed_feature_is_not_run_with_its_reason(
 def test_documented_case_tolerance_sits_below_the_manifest() -> None:
     """A case's documented tolerance replaces the default; the manifest still wins."""
     documented = {"float32": (1e-4, 1e-4)}
-    assert tolerance_for("float32", "x", {}, documented) == (1e-4, 1e-4)
+    assert tolerance_for("float32", "x", {}, documented=documented) == (1e-4, 1e-4)
     manifest = {"ops": {"x": {"float32": {"atol": 1e-3, "rtol": 1e-3}}}}
-    assert tolerance_for("float32", "x", manifest, documented) == (1e-3, 1e-3)
+    assert tolerance_for("float32", "x", manifest, documented=documented) == (1e-3, 1e-3)
     assert tolerance_for("float32", "x") == (1e-5, 1.3e-5)
 
 
@@ -132,3 +132,13 @@ def test_training_steps_outside_the_documented_tolerance_fail(
     assert mismatch.startswith(
         "sgd_steps.sgd.params.0.bias: Tensor-likes are not close"
     )
+
+
+def test_documented_case_tolerance_is_recorded_as_its_own_source() -> None:
+    """A result judged with a case's documented tolerance says so, not "default"."""
+    from torchcts_cases.tolerances import resolve_tolerance
+    from torchcts_schema import ToleranceSource
+
+    used = resolve_tolerance("float32", "x", {}, documented={"float32": (1e-4, 1e-4)})
+    assert used.source is ToleranceSource.CASE_DOCUMENTED
+    assert (used.atol, used.rtol) == (1e-4, 1e-4)
