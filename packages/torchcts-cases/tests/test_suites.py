@@ -116,7 +116,10 @@ def test_documented_case_tolerance_sits_below_the_manifest() -> None:
     documented = {"float32": (1e-4, 1e-4)}
     assert tolerance_for("float32", "x", {}, documented=documented) == (1e-4, 1e-4)
     manifest = {"ops": {"x": {"float32": {"atol": 1e-3, "rtol": 1e-3}}}}
-    assert tolerance_for("float32", "x", manifest, documented=documented) == (1e-3, 1e-3)
+    assert tolerance_for("float32", "x", manifest, documented=documented) == (
+        1e-3,
+        1e-3,
+    )
     assert tolerance_for("float32", "x") == (1e-5, 1.3e-5)
 
 

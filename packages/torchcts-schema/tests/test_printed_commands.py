@@ -8,6 +8,7 @@ import pytest
 from torchcts_schema import (
     CHECKOUT_PREFIX,
     TOOL_PREFIX_OPTION,
+    TOOLS,
     recorded_prefix,
     tool_command,
     tool_prefix_at,
@@ -46,6 +47,6 @@ def test_crafted_prefix_in_an_artifact_prints_nothing(value: object) -> None:
 def test_repository_launchers_link_to_one_script() -> None:
     """Every tool has a bin/ launcher in the repository, all the same script."""
     root = Path(__file__).resolve().parents[3]
-    for tool in ("run", "report", "evidence", "cases", "isolate"):
-        link = root / "bin" / f"torchcts-{tool}"
+    for tool in TOOLS:
+        link = root / "bin" / tool
         assert link.resolve() == (root / "bin" / ".launch").resolve()

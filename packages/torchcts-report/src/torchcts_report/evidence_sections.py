@@ -117,7 +117,8 @@ def _crash_detail(record: dict[str, Any]) -> str:
     repro = record.get("repro_command")
     # a crafted record could hold any command: only a TorchCTS tool's is printed
     if isinstance(repro, list) and repro and _is_tool(str(repro[0])):
-        lines.append(f"- rerun: {md_code(' '.join(quote(str(a)) for a in repro), 600)}")
+        words = [str(repro[0]), *(quote(str(a)) for a in repro[1:])]
+        lines.append(f"- rerun: {md_code(' '.join(words), 600)}")
     env = record.get("environment")
     if isinstance(env, dict) and env:
         pairs = ", ".join(f"{k}={env[k]}" for k in sorted(env))

@@ -9,6 +9,7 @@ expected-result source, the case's history over every run in the results directo
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -22,7 +23,9 @@ from torchcts_schema import (
     ResultsLayout,
     case_id_for_node,
     load_result,
+    recorded_prefix,
     run_keys,
+    tool_command,
 )
 
 
@@ -36,6 +39,7 @@ class Explanation:
     run_key: str
     started_at: str
     history: list[dict[str, Any]] = field(default_factory=list)
+    tool_prefix: str = ""  # "bin/" for a run started in a checkout
 
     @property
     def repro_path(self) -> Path | None:
@@ -56,7 +60,14 @@ def explain_case(results: Path, case: str) -> Explanation:
             if record is None:
                 continue
             found.append(
-                Explanation(case_id, record, folder, key, artifact.metadata.started_at)
+                Explanation(
+                    case_id,
+                    record,
+                    folder,
+                    key,
+                    artifact.metadata.started_at,
+                    tool_prefix=recorded_prefix(artifact.metadata.options),
+                )
             )
     if not found:
         raise ArtifactError(results, f"no run here has a record of case {case_id!r}")
@@ -177,7 +188,8 @@ def render_explanation(explanation: Explanation) -> str:
     if repro is None:
         lines.append("repro: none (only cases that ran and did not pass get one)")
     elif repro.is_file():
-        lines.append(f"repro: python {repro}")
+        python = tool_command("python", explanation.tool_prefix)
+        lines.append(f"repro: {python} {shlex.quote(str(repro))}")
     else:
         lines.append(f"repro: {repro} (named by the record, but missing)")
     return "\n".join(lines) + "\n"

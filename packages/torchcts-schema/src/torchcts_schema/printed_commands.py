@@ -27,6 +27,7 @@ TOOLS = (
     "torchcts-evidence",
     "torchcts-cases",
     "torchcts-isolate",
+    "python",  # the environment's interpreter, for repro scripts
 )
 
 
@@ -44,7 +45,8 @@ def recorded_prefix(options: Mapping[str, Any]) -> str:
 
 
 def tool_command(tool: str, prefix: str = "") -> str:
-    """The word that starts a printed command of `tool` (``bin/torchcts-run``)."""
+    """The word that starts a printed command of `tool` (``bin/torchcts-run``,
+    ``bin/python`` for a repro script, which needs torch and the backend)."""
     if tool not in TOOLS:
         raise ValueError(f"{tool!r} is not a TorchCTS tool ({', '.join(TOOLS)})")
     return f"{CHECKOUT_PREFIX if prefix == CHECKOUT_PREFIX else ''}{tool}"
