@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -111,7 +112,9 @@ def test_explain_wrong_values_shows_elements_tolerance_and_repro(
     assert first["got"] - first["expected"] == pytest.approx(
         10 * (1e-5 + 1.3e-6 * abs(first["got"])), rel=1e-2
     )
-    assert data["repro_exists"] and f"python {data['repro_path']}" in text
+    assert data["repro_exists"]
+    (repro,) = [line for line in text.splitlines() if line.startswith("repro: ")]
+    assert shlex.split(repro)[1:] == ["python", data["repro_path"]]
 
 
 def test_explain_wrong_strides_and_error(

@@ -313,7 +313,7 @@ def test_crash_records_list_every_crash_and_evidence(tmp_path, syn):
     assert "### Crash of `opinfo/sum/forward/float32/0`" in text
     assert "Fatal Python error: Segmentation fault" in text
     assert "start sum" in text
-    assert "'torchcts-run' '--manifest' 'm.py'" in text
+    assert "torchcts-run '--manifest' 'm.py'" in text
     assert "standalone repro script" in text
     assert "1 crash record file(s) name a case the artifact does not record" in text
     assert "`simdev_x86-64-2cpu_crashes/old.json`: case `opinfo/old/x/-/-`" in text
