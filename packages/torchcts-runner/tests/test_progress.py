@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from runner_helpers import run_args, subset_results, use_fake_source, write_manifest
-from torchcts_schema import Status
-
 from torchcts_runner.progress import Progress
 from torchcts_runner.run_end import shown
 from torchcts_runner.run_summary import report_words
+from torchcts_schema import Status
 
 
 def _progress(live: bool) -> tuple[Progress, list[float], list[str]]:
