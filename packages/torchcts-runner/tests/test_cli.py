@@ -36,13 +36,15 @@ def _run(
 def test_failures_exit_1_and_report_path_is_printed(
     tmp_path: Path, workers: str
 ) -> None:
-    """A completed run with a failing case exits 1, says so, and names the report;
-    --no-fail turns the same run into 0 (failures collected as data)."""
+    """A completed run with a failing case exits 1, says so, and points at the
+    reports the plugin listed (each path once); --no-fail turns the same run into 0 (failures collected as data)."""
     done = _run(tmp_path, ["ok", "wrong"], "-n", workers)
     assert done.returncode == 1, done.stdout + done.stderr
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("torchcts-run: run complete; 1 case(s) did not pass")
-    assert "(1 failed)" in last and last.endswith(".md")
+    assert "(1 failed)" in last and last.endswith("; reports listed above")
+    (md,) = (tmp_path / "results").glob("*.md")  # listed once, by the plugin
+    assert (done.stdout + done.stderr).count(f"results/{md.name}") == 1
     again = _run(tmp_path, ["ok", "wrong"], "-n", workers, "--no-fail")
     assert again.returncode == 0, again.stdout + again.stderr
 

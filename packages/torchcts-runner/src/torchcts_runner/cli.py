@@ -32,7 +32,7 @@ from torchcts_schema import (
 from torchcts_runner import __version__
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
-from torchcts_runner.run_summary import run_summary, summary_text
+from torchcts_runner.run_summary import report_words, run_summary, summary_text
 
 ACCELERATORS = ("cuda", "mps", "xpu")
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
@@ -433,11 +433,11 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
             )
             return INTERNAL
         return code if code in (USAGE, NO_CASES) else (INTERNAL if code else OK)
-    report = status.get("report")
+    report = report_words(status)
     signum = status.get("interrupted_by")
     if isinstance(signum, int):
         print(
-            f"torchcts-run: run interrupted; partial report: {report}; continue "
+            f"torchcts-run: run interrupted; partial {report}; continue "
             f"with: {resume_command(os.environ.get(USER_COMMAND_ENV, ''))}",
             flush=True,
         )
@@ -452,13 +452,13 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
     if status.get("backend_unusable"):
         print(
             f"torchcts-run: the backend could not be imported or its device is "
-            f"unusable (see the probe table); report: {report}",
+            f"unusable (see the probe table); {report}",
             flush=True,
         )
         return BACKEND_UNUSABLE
     if not status.get("complete"):
         print(
-            f"torchcts-run: run incomplete (continue with --resume); report: {report}",
+            f"torchcts-run: run incomplete (continue with --resume); {report}",
             flush=True,
         )
         return INTERNAL if code in (0, 1) else code
@@ -472,12 +472,12 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
         which = ", ".join(f"{n} {k}" for k, n in bad.items() if n)
         print(
             f"torchcts-run: run complete; {failing} case(s) did not pass ({which}); "
-            f"report: {report}",
+            f"{report}",
             flush=True,
         )
         return CASES_FAILED
     print(
-        f"torchcts-run: run complete; every executed case passed; report: {report}",
+        f"torchcts-run: run complete; every executed case passed; {report}",
         flush=True,
     )
     return OK

@@ -46,7 +46,8 @@ from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summa
 from torchcts_runner.metadata import build_metadata
 from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
 from torchcts_runner.probes import probe_counts, write_failures
-from torchcts_runner.progress import Progress
+from torchcts_runner.progress import Progress, write_stderr
+from torchcts_runner.progress_hooks import watch_progress
 from torchcts_runner.resume import (
     INTERRUPTED,
     ResumeFindings,
@@ -72,6 +73,7 @@ class ControllerRole:
             settings.results_dir,
             build_metadata(settings, self.run_key, self.hardware_key),
             on_record=self._on_record,
+            on_phase=lambda phase: self._write(f"TorchCTS: {phase}...\n"),
             junit_all=settings.junit_all,
         )
         self.crashes = CrashRecorder(
@@ -164,12 +166,11 @@ class ControllerRole:
     # -- the start of a real run ------------------------------------------------------
 
     def _write(self, text: str) -> None:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        (self.progress.say if self.progress is not None else write_stderr)(text)
 
     def _on_record(self, record: CaseRecord) -> None:
         if self.progress is not None:
-            self.progress.add(record.status)
+            self.progress.add(record.status, record.case_id)
 
     def _begin(self, session: pytest.Session) -> None:
         """Lock, journal, resume findings, isolation decisions, probes."""
@@ -237,7 +238,8 @@ class ControllerRole:
         total = (
             len(self.plan.to_run) if self.local_executor is None else len(session.items)
         )
-        self.progress = Progress(total, self._write, live=live)
+        self.progress = Progress(total, write_stderr, live=live)
+        watch_progress(self.config, self.progress, ticking=self.local_executor is None)
         if self.controller.previous_journal_note:
             self._write(f"TorchCTS: {self.controller.previous_journal_note}\n")
         yield

@@ -105,6 +105,7 @@ class CrashHandling:
         """Cases whose worker vanished without evidence, once more, isolated."""
         if not self.retries:
             return
+        self.writer.phase(f"retrying {len(self.retries)} case(s) isolated")
         before = self.writer.diagnostics.get(RETRIED)
         prior = [str(c) for c in before] if isinstance(before, list) else []
         self.writer.diagnostic(RETRIED, sorted({*prior, *self.retries}))

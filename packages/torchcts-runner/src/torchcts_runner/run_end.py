@@ -24,8 +24,10 @@ def summary_lines(
     interrupted: bool,
     signum: int | None,
     in_flight: int,
+    cwd: Path | None = None,
 ) -> list[str]:
-    """The run's counts, how it ended and where its report is."""
+    """The run's counts, how it ended and where its reports are: the one line that
+    lists every report path (`torchcts-run` does not repeat them)."""
     counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
     lines = [f"TorchCTS {run_key}: {counts or 'no cases'}"]
     name = signal_label(signum)
@@ -40,8 +42,18 @@ def summary_lines(
             f"run incomplete: {done.missing} planned case(s) without a record; "
             "continue with --resume"
         )
-    lines.append(f"report: {done.report} ({done.report_note})")
+    paths = [shown(p, cwd) for p in done.reports or [r for r in [done.report] if r]]
+    lines.append(f"reports: {', '.join(paths) or 'none'} ({done.report_note})")
     return lines
+
+
+def shown(path: Path, cwd: Path | None = None) -> str:
+    """`path` relative to `cwd` (default: here) when inside it, else as it is."""
+    here = (cwd or Path.cwd()).resolve()
+    try:
+        return path.resolve().relative_to(here).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def write_status(
@@ -59,6 +71,7 @@ def write_status(
     status = {
         "run_key": run_key,
         "report": str(done.report) if done is not None else None,
+        "reports": [str(p) for p in done.reports] if done is not None else [],
         "complete": complete,
         "interrupted_by": signum,
         "counts": done.counts if done is not None else {},
@@ -70,4 +83,4 @@ def write_status(
     write_atomic(path, json.dumps(status))
 
 
-__all__ = ["signal_label", "summary_lines", "write_status"]
+__all__ = ["shown", "signal_label", "summary_lines", "write_status"]

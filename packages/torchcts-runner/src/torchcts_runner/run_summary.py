@@ -31,6 +31,17 @@ def relative(path: object, cwd: Path) -> str | None:
         return target.name
 
 
+def report_words(status: dict[str, object]) -> str:
+    """Where the report is, for the final line of ``torchcts-run``.
+
+    The plugin's end line already lists every report path when the status file names
+    them; saying them again would print each path twice.
+    """
+    if status.get("reports"):
+        return "reports listed above"
+    return f"report: {status.get('report')}"
+
+
 def run_summary(
     exit_code: int,
     status: dict[str, object] | None,
@@ -68,4 +79,4 @@ def summary_text(summary: dict[str, object]) -> str:
     return json.dumps(summary, sort_keys=True) + "\n"
 
 
-__all__ = ["SUMMARY_FORMAT", "relative", "run_summary", "summary_text"]
+__all__ = ["SUMMARY_FORMAT", "relative", "report_words", "run_summary", "summary_text"]

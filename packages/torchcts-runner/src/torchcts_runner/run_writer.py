@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from torchcts_schema import (
+    REPORT_SUFFIXES,
     ArtifactError,
     ArtifactWriteError,
     CaseRecord,
@@ -58,6 +59,7 @@ class FinishSummary:
     report_note: str
     history: Path | None
     counts: dict[str, int]
+    reports: tuple[Path, ...] = ()  # every report file written (.md, .html, .junit.xml)
 
 
 class RunWriter:
@@ -70,6 +72,7 @@ class RunWriter:
         *,
         snapshot_interval_s: float = 5.0,
         on_record: Callable[[CaseRecord], None] | None = None,
+        on_phase: Callable[[str], None] | None = None,
         junit_all: bool = False,
     ) -> None:
         self.results_dir = results_dir
@@ -80,6 +83,7 @@ class RunWriter:
         self.diagnostics: dict[str, object] = {}
         self.journal_cases = 0
         self._on_record = on_record
+        self._on_phase = on_phase
         self._junit_all = junit_all
         self._interval = snapshot_interval_s
         self.journal: JournalWriter | None = None
@@ -88,6 +92,12 @@ class RunWriter:
         self.previous_journal_note: str | None = None
         self._began: float | None = None
         self._first_snapshot_due = True
+
+    def phase(self, phase: str) -> None:
+        """Say what the end of the run is doing (it can take a while after the last
+        case: retries, history, report rendering), so the terminal is not silent."""
+        if self._on_phase is not None:
+            self._on_phase(phase)
 
     @property
     def journal_file(self) -> Path:
@@ -273,12 +283,15 @@ class RunWriter:
         if complete:
             self.metadata = metadata
             self.journal.run_end(metadata)
+            self.phase("writing history")
             history = write_history(
                 self.results_dir, self.run_key, self._artifact(metadata)
             )
         else:
             self.metadata = metadata
+            self.phase("writing the snapshot")
             self.snapshots.maybe_write(self._snapshot, force=True)
+        self.phase("rendering reports")
         report, note = render_report(
             self.results_dir,
             self.run_key,
@@ -288,8 +301,13 @@ class RunWriter:
         self.close()
         if complete:
             shutil.rmtree(self.scratch, ignore_errors=True)
+        reports = tuple(
+            path
+            for path in (self.layout.report(s) for s in REPORT_SUFFIXES)
+            if path.exists()
+        )
         return FinishSummary(
-            complete, len(missing), report, note, history, metadata.counts
+            complete, len(missing), report, note, history, metadata.counts, reports
         )
 
     def close(self) -> None:

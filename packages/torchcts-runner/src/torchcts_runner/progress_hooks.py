@@ -1,0 +1,82 @@
+"""The hooks that keep the progress line honest: which cases are running, and whose
+text is about to reach the terminal.
+
+Registered by the controller when its progress starts. It tells `Progress` when a
+case starts and stops running (for the stall hint), and routes pytest's terminal
+writer (xdist's "bringing up nodes...", a node going down, failures) through
+`Progress.foreign`, so the live line ends with a newline before anyone else writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from torchcts_schema import case_id_for_node
+
+from torchcts_runner.progress import Progress
+
+PLUGIN_NAME = "torchcts-progress"
+
+
+class ProgressHooks:
+    """Feeds `progress` from pytest's hooks; closes it at the latest at unconfigure."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    @pytest.hookimpl
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        """A case began (in this process or on a worker)."""
+        case_id = case_id_for_node(nodeid)
+        if case_id is not None:
+            self.progress.started(case_id)
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """A case's own work is over after its call (or a failed setup, or a dead
+        worker's "???" report); teardown is quick and not worth naming."""
+        case_id = case_id_for_node(report.nodeid)
+        if case_id is not None and (report.when != "setup" or report.failed):
+            self.progress.ended(case_id)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Never leave the ticker running or the line open, however the run ended."""
+        self.progress.close()
+
+
+def _guard_terminal(config: pytest.Config, progress: Progress) -> None:
+    """Every write of pytest's terminal writer ends the live line first."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    writer = config.get_terminal_writer()
+    original = writer.write
+
+    def write(msg: str, *, flush: bool = False, **markup: Any) -> None:
+        def emit() -> None:
+            original(
+                msg, flush=True, **markup
+            )  # flushed: stdout and stderr share a tty
+
+        if msg:
+            progress.foreign(emit, ends_line=msg.endswith("\n"))
+
+    # an instance attribute shadows the method: TerminalWriter has no hook for this
+    writer.write = write  # type: ignore[method-assign]
+
+
+def watch_progress(config: pytest.Config, progress: Progress, *, ticking: bool) -> None:
+    """Register the hooks, guard the terminal, and start the ticker when `ticking`.
+
+    The ticker only runs when cases run in xdist workers: in this process a running
+    case holds it (often the GIL too) and pytest captures what it writes meanwhile.
+    """
+    config.pluginmanager.register(ProgressHooks(progress), PLUGIN_NAME)
+    _guard_terminal(config, progress)
+    if ticking:
+        progress.start_ticker()
+
+
+__all__ = ["ProgressHooks", "watch_progress"]
