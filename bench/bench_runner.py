@@ -112,7 +112,7 @@ def _guard_row() -> BenchRow:
             with case_deadline(60.0, lambda: None, backstop):
                 pass
         per = (time.perf_counter() - start) / count
-    note = "one long-lived watchdog; was ~330 us/case (a faulthandler thread per case)"
+    note = "one long-lived watchdog; the faulthandler backstop is still per case"
     return BenchRow("runner", "deadline guard arm+disarm", per * 1e6, "us", note)
 
 

@@ -36,17 +36,8 @@ def grace_for(limit_s: float) -> float:
 
 
 BACKSTOP_S = 2.0  # after the watchdog: faulthandler's C thread, which needs no GIL
-IDLE_GUARD_S = (
-    5.0  # an idle process stands the backstop down this long before it is due
-)
 _NEVER = float("inf")
 Armed = tuple[float, Callable[[], None]]
-
-
-def backstop_slack(hard_s: float) -> float:
-    """How much later than ``hard + BACKSTOP_S`` the backstop may fire, so that one
-    faulthandler thread serves every case armed within that span."""
-    return min(10.0, 0.5 * hard_s)
 
 
 class Watchdog:
@@ -57,12 +48,8 @@ class Watchdog:
     than that. On waking it reads the newest arming, so a stream of cases costs one
     wake-up per limit, not two notifications per case.
 
-    The backstop is faulthandler's C thread, for a hang holding the GIL (which stops
-    this thread too). Starting and joining it per case was most of a fast case's
-    cost, so it stays armed while cases follow each other: it is moved only when it
-    would fire before ``hard + BACKSTOP_S`` of the new case or more than
-    `backstop_slack` after. A process between cases stands it down: at once when it
-    is due within IDLE_GUARD_S, else from this thread before that.
+    The faulthandler backstop (for a hang holding the GIL, which stops this thread
+    too) is still armed and cancelled per case by `case_deadline`.
     """
 
     def __init__(self) -> None:
@@ -75,15 +62,8 @@ class Watchdog:
         self._armed: Armed | None = None
         self._wake_at = _NEVER  # when the thread next reads `_armed`
         self._thread: threading.Thread | None = None
-        self._backstop_at: float | None = None
-        self._backstop_file: IO[str] | None = None
 
-    def arm(
-        self,
-        seconds: float,
-        on_fire: Callable[[], None],
-        backstop_file: IO[str] | None = None,
-    ) -> None:
+    def arm(self, seconds: float, on_fire: Callable[[], None]) -> None:
         """Call `on_fire` then end the process unless disarmed within `seconds`."""
         deadline = time.monotonic() + seconds
         self._armed = (deadline, on_fire)  # one store, read whole by the thread
@@ -96,16 +76,6 @@ class Watchdog:
                     self._thread.start()
                 self._cond.notify()
                 self._wake_at = deadline  # it reads `_armed` afresh once woken
-        if backstop_file is not None:
-            due = deadline + BACKSTOP_S
-            at = self._backstop_at
-            if (
-                at is None
-                or not due <= at <= due + backstop_slack(seconds)
-                or backstop_file is not self._backstop_file
-            ):
-                with self._cond:
-                    self._move_backstop(due + backstop_slack(seconds), backstop_file)
 
     def armed(self) -> Armed | None:
         """The current arming: its hard deadline (monotonic) and callback."""
@@ -114,37 +84,12 @@ class Watchdog:
     def disarm(self) -> None:
         """The case returned in time."""
         self._armed = None  # the thread finds it so when it next wakes
-        at = self._backstop_at
-        if at is not None and at - time.monotonic() < IDLE_GUARD_S:
-            with self._cond:
-                self._stand_down()
-
-    def _move_backstop(self, at: float, backstop_file: IO[str]) -> None:
-        faulthandler.dump_traceback_later(
-            max(at - time.monotonic(), 0.001), exit=True, file=backstop_file
-        )
-        self._backstop_at, self._backstop_file = at, backstop_file
-
-    def _stand_down(self) -> None:
-        """Cancel the backstop unless a case is armed again (caller holds the lock)."""
-        if self._backstop_at is None or self._armed is not None:
-            return
-        faulthandler.cancel_dump_traceback_later()
-        self._backstop_at = None
-        armed = self.armed()  # armed meanwhile (arm saw the old backstop): restore it
-        if armed is not None and self._backstop_file is not None:
-            self._move_backstop(armed[0] + BACKSTOP_S, self._backstop_file)
 
     def _loop(self) -> None:
         with self._cond:
             while True:
                 armed = self._armed
-                if armed is not None:
-                    wake = armed[0]
-                elif self._backstop_at is not None:
-                    wake = self._backstop_at - IDLE_GUARD_S
-                else:
-                    wake = _NEVER
+                wake = _NEVER if armed is None else armed[0]
                 self._wake_at = wake
                 if self._armed is not armed:  # re-armed while we looked: look again
                     continue
@@ -152,10 +97,9 @@ class Watchdog:
                 if remaining > 0:
                     self._cond.wait(None if wake == _NEVER else remaining)
                     continue
-                if armed is None:
-                    self._stand_down()
-                    continue
-                if self._armed is armed:  # not disarmed at the last moment
+                if (
+                    armed is not None and self._armed is armed
+                ):  # still armed  # not disarmed at the last moment
                     on_fire = armed[1]
                     break
         try:
@@ -192,10 +136,17 @@ def case_deadline(
 
         previous = signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, limit_s)
-    WATCHDOG.arm(limit_s + grace_for(limit_s), on_hard_timeout, backstop_file)
+    hard = limit_s + grace_for(limit_s)
+    WATCHDOG.arm(hard, on_hard_timeout)
+    if backstop_file is not None:
+        faulthandler.dump_traceback_later(
+            hard + BACKSTOP_S, exit=True, file=backstop_file
+        )
     try:
         yield
     finally:
+        if backstop_file is not None:
+            faulthandler.cancel_dump_traceback_later()
         WATCHDOG.disarm()
         if in_main:
             signal.setitimer(signal.ITIMER_REAL, 0)
