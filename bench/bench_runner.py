@@ -100,6 +100,22 @@ def _whole_matrix(workdir: Path) -> list[BenchRow]:
     ]  # fmt: skip
 
 
+def _guard_row() -> BenchRow:
+    """One case's in-process deadline guard (alarm, watchdog, faulthandler backstop),
+    armed and disarmed 100,000 times around nothing."""
+    from torchcts_runner.timeouts import case_deadline
+
+    count = 100_000
+    with tempfile.TemporaryFile("w+") as backstop:
+        start = time.perf_counter()
+        for _ in range(count):
+            with case_deadline(60.0, lambda: None, backstop):
+                pass
+        per = (time.perf_counter() - start) / count
+    note = "one long-lived watchdog; the faulthandler backstop is still per case"
+    return BenchRow("runner", "deadline guard arm+disarm", per * 1e6, "us", note)
+
+
 def rows() -> list[BenchRow]:
     """Measure and return the runner's rows."""
     out: list[BenchRow] = []
@@ -122,6 +138,7 @@ def rows() -> list[BenchRow]:
     workers = min(os.cpu_count() or 1, 8)
     return [
         *out,
+        _guard_row(),
         BenchRow("runner", "small slice: cases", float(n), "cases", "level 1, 1 sample per op"),
         BenchRow("runner", "small slice: bare calls", bare, "s", "one warm process"),
         BenchRow("runner", "small slice: run wall", wall, "s", f"{workers} workers: fixed costs dominate"),

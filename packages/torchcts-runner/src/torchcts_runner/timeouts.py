@@ -35,56 +35,81 @@ def grace_for(limit_s: float) -> float:
     return min(10.0, max(1.0, 0.25 * limit_s))
 
 
+BACKSTOP_S = 2.0  # after the watchdog: faulthandler's C thread, which needs no GIL
+_NEVER = float("inf")
+Armed = tuple[float, Callable[[], None]]
+
+
 class Watchdog:
-    """One daemon thread per process; armed around each case, so no thread per case."""
+    """One daemon thread per process, re-armed with a timestamp: no thread per case.
+
+    Arming stores ``(deadline, on_fire)``; the thread sleeps until the deadline it
+    last read and is woken (`Condition.notify`) only when a new deadline is earlier
+    than that. On waking it reads the newest arming, so a stream of cases costs one
+    wake-up per limit, not two notifications per case.
+
+    The faulthandler backstop (for a hang holding the GIL, which stops this thread
+    too) is still armed and cancelled per case by `case_deadline`.
+    """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """No thread, nothing armed; also a forked child's start, since it has none
+        of the parent's threads."""
         self._cond = threading.Condition()
-        self._deadline: float | None = None
-        self._on_fire: Callable[[], None] | None = None
+        self._armed: Armed | None = None
+        self._wake_at = _NEVER  # when the thread next reads `_armed`
         self._thread: threading.Thread | None = None
 
     def arm(self, seconds: float, on_fire: Callable[[], None]) -> None:
         """Call `on_fire` then end the process unless disarmed within `seconds`."""
-        with self._cond:
-            self._deadline = time.monotonic() + seconds
-            self._on_fire = on_fire
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._loop, name="torchcts-watchdog", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
+        deadline = time.monotonic() + seconds
+        self._armed = (deadline, on_fire)  # one store, read whole by the thread
+        if deadline < self._wake_at:  # it sleeps past this deadline, or never started
+            with self._cond:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(
+                        target=self._loop, name="torchcts-watchdog", daemon=True
+                    )
+                    self._thread.start()
+                self._cond.notify()
+                self._wake_at = deadline  # it reads `_armed` afresh once woken
+
+    def armed(self) -> Armed | None:
+        """The current arming: its hard deadline (monotonic) and callback."""
+        return self._armed
 
     def disarm(self) -> None:
         """The case returned in time."""
-        with self._cond:
-            self._deadline = None
-            self._on_fire = None
-            self._cond.notify()
+        self._armed = None  # the thread finds it so when it next wakes
 
     def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while self._deadline is None:
-                    self._cond.wait()
-                remaining = self._deadline - time.monotonic()
-                if remaining > 0:
-                    self._cond.wait(remaining)
+        with self._cond:
+            while True:
+                armed = self._armed
+                wake = _NEVER if armed is None else armed[0]
+                self._wake_at = wake
+                if self._armed is not armed:  # re-armed while we looked: look again
                     continue
-                on_fire = self._on_fire
-                self._deadline, self._on_fire = None, None  # fire once
-            try:
-                if on_fire is not None:
-                    on_fire()
-            finally:
-                os._exit(HARD_TIMEOUT_EXIT)
+                remaining = wake - time.monotonic()
+                if remaining > 0:
+                    self._cond.wait(None if wake == _NEVER else remaining)
+                    continue
+                if (
+                    armed is not None and self._armed is armed
+                ):  # still armed  # not disarmed at the last moment
+                    on_fire = armed[1]
+                    break
+        try:
+            on_fire()
+        finally:
+            os._exit(HARD_TIMEOUT_EXIT)
 
 
 WATCHDOG = Watchdog()
-
-
-BACKSTOP_S = 2.0  # after the watchdog: faulthandler's C thread, which needs no GIL
+os.register_at_fork(after_in_child=WATCHDOG._reset)
 
 
 @contextmanager

@@ -20,7 +20,7 @@ loader runs first.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import fields
 from itertools import repeat
@@ -225,14 +225,26 @@ def _joined_case_ids(columns: list[list[Any]]) -> Iterator[str] | None:
     return map(
         "/".join,
         zip(
-            suites,
-            ops,
-            variants,
-            map(dtype_text.__getitem__, dtypes),
-            map(sample_text.__getitem__, samples),
+            _spelt(suites, None),
+            _spelt(ops, None),
+            _spelt(variants, None),
+            _spelt(dtypes, dtype_text),
+            _spelt(samples, sample_text),
             strict=True,
         ),
     )
+
+
+def _spelt(column: list[Any], text: dict[Any, str] | None) -> Iterable[Any]:
+    """A case id part's segment per row; one repeated where all rows agree.
+
+    Rows that are ``==`` spell the same segment (a str's text, a dict key's
+    text), and a repeated one joins at twice the speed of a list.
+    """
+    if column and column.count(column[0]) == len(column):
+        first = column[0] if text is None else text[column[0]]
+        return repeat(first, len(column))
+    return column if text is None else map(text.__getitem__, column)
 
 
 def decode_records(block: Any) -> list[CaseRecord]:
@@ -252,9 +264,10 @@ def decode_records(block: Any) -> list[CaseRecord]:
     order = sorted(columns, key=lambda n: _codec_of(columns[n]) == "derived")
     for name in order:
         values[name] = _decode_column(name, columns[name], values, count, size)
+    same = {name for name in values if _codec_of(columns[name]) == "const"}
     with gc_paused():
         try:
-            return _build(values, size)
+            return _build(values, size, same)
         except Exception:  # the reference decides, and words the exact error
             rows: list[JsonDict] = [{} for _ in range(size)]
             for name, column in values.items():
@@ -276,8 +289,11 @@ def _decode_column(
     if kind == "derived":
         return _derive(name, values, size)
     if kind == "intern":
-        table = spec["table"]
-        decoded = [None if i is None else table[i] for i in spec["index"]]
+        table, index = spec["table"], spec["index"]
+        if type(table) is list and type(index) is list and None not in index:
+            decoded = list(map(table.__getitem__, index))  # same errors, at C speed
+        else:
+            decoded = [None if i is None else table[i] for i in index]
         if len(decoded) != size:
             raise ArtifactError(
                 None, f"column {name!r} has {len(decoded)} indexes, not {count}"
@@ -309,24 +325,32 @@ def _derive(name: str, values: Columns, size: int) -> list[Any]:
     return [make_case_id(*row) for row in zip(*columns, strict=True)]
 
 
-def _build(values: Columns, size: int) -> list[CaseRecord]:
+def _build(values: Columns, size: int, same: set[str]) -> list[CaseRecord]:
     """Records from decoded columns, each column checked once, not once per row.
 
-    Raises (anything) where `CaseRecord.from_dict` might reject a row; the caller
-    then asks `from_dict` itself, row by row, for the exact error.
+    `same` names the columns that hold one value throughout (a const codec): their
+    value is converted once and repeated. Raises (anything) where
+    `CaseRecord.from_dict` might reject a row; the caller then asks `from_dict`
+    itself, row by row, for the exact error.
     """
     if not size:
         return []
     if "case_id" not in values or "status" not in values:
         raise LookupError("a required column is missing")
-    columns: dict[str, Any] = {}
+    filled: list[list[Any] | repeat[Any]] = []
     for name in FIELD_NAMES:
         column = values.get(name)
-        if column is None:
-            fresh = name == "extra"  # every record owns its extra dict
-            column = [{} for _ in range(size)] if fresh else [_ABSENT[name]] * size
+        if column is None and name != "extra":
+            filled.append(repeat(_ABSENT[name]))
+            continue
+        if column is None:  # every record owns its extra dict
+            column = [{} for _ in range(size)]
         elif name in _ENUMS:
-            column = _members(_ENUMS[name], column, optional=name != "status")
+            kind, optional = _ENUMS[name], name != "status"
+            if name in same:  # one value throughout: one lookup
+                filled.append(repeat(_members(kind, column[:1], optional=optional)[0]))
+                continue
+            column = _members(kind, column, optional=optional)
         elif name == "crash":
             if column.count(None) != len(column):  # most blocks crash nowhere
                 column = [None if c is None else CrashInfo.from_dict(c) for c in column]
@@ -346,25 +370,29 @@ def _build(values: Columns, size: int) -> list[CaseRecord]:
                 column = list(map(dict, column))
             else:
                 column = [dict(e) if e else {} for e in column]
+        elif name in same:  # the very object the reference repeats
+            filled.append(repeat(column[0]))
+            continue
         if len(column) != size:
             raise ValueError(f"column {name!r} has the wrong length")
-        columns[name] = column
+        filled.append(column)
     records: list[CaseRecord] = list(map(object.__new__, repeat(CaseRecord, size)))
-    filled = list(columns.values())
-    # a slice of records at a time, so its objects stay in cache across the
+    # a slice of records at a time, so its objects stay in cache across the 21
     # columns instead of the whole block being walked once per column
     for low in range(0, size, _FILL_ROWS):
         high = low + _FILL_ROWS
         part = records[low:high]
-        for setter, column in zip(_SETTERS, filled, strict=True):
-            deque(map(setter, part, column[low:high]), maxlen=0)
+        for setter, rows in zip(_SETTERS, filled, strict=True):
+            if type(rows) is list:
+                rows = rows[low:high]
+            deque(map(setter, part, rows), maxlen=0)
     return records
 
 
 def _members(kind: type[Any], column: list[Any], *, optional: bool) -> list[Any]:
     """Enum members for a column of values, each distinct value looked up once."""
     lookup: dict[Any, Any] = {}
-    for value in dict.fromkeys(column):
+    for value in set(column):
         member = kind._value2member_map_.get(value) if isinstance(value, str) else None
         if member is None and not (optional and value is None):
             raise ValueError(f"{value!r:.40} is not a {kind.__name__}")
