@@ -1,0 +1,53 @@
+"""explain on crafted records: a repro path outside the results directory is refused
+in one line naming the file and the problem, never followed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from report_factories import Synthetic
+from torchcts_report.cli import main
+from torchcts_report.explain import explain_case, render_explanation
+from torchcts_schema import ArtifactError, Status, write_history, write_reference
+from torchcts_schema.layout import ResultsLayout
+
+
+def _results(tmp_path: Path, repro: str | None) -> Path:
+    record = Synthetic.record(
+        "mul", "float32", Status.FAILED, mismatch="m", repro=repro
+    )
+    artifact = Synthetic.artifact([record])
+    results = tmp_path / "results"
+    results.mkdir()
+    key = artifact.metadata.run_key
+    history = write_history(results, key, artifact)
+    write_reference(ResultsLayout(results, key).latest, history)
+    return results
+
+
+@pytest.mark.parametrize(
+    "repro", ["/etc/passwd", "../../outside.py", "a/../../b.py", "C:\\x.py", "x\\y.py"]
+)
+def test_a_repro_outside_the_results_dir_is_refused(
+    tmp_path: Path, repro: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An absolute, escaping or Windows-style repro path is an error, exit 2, one line."""
+    results = _results(tmp_path, repro)
+    with pytest.raises(ArtifactError, match="outside its results directory"):
+        explain_case(results, "opinfo/mul/forward/float32/0")
+    assert (
+        main(["explain", "--results", str(results), "opinfo/mul/forward/float32/0"])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_repro_inside_the_results_dir_is_printed_as_a_command(tmp_path: Path) -> None:
+    """A record's own repro file is printed as `python <path>` a shell can run."""
+    results = _results(tmp_path, "k_repros/case.py")
+    (results / "k_repros").mkdir()
+    (results / "k_repros" / "case.py").write_text("print(1)\n")
+    text = render_explanation(explain_case(results, "opinfo/mul/forward/float32/0"))
+    assert f"repro: python {results / 'k_repros' / 'case.py'}" in text
