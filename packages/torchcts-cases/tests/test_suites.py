@@ -145,3 +145,14 @@ def test_documented_case_tolerance_is_recorded_as_its_own_source() -> None:
     used = resolve_tolerance("float32", "x", {}, documented={"float32": (1e-4, 1e-4)})
     assert used.source is ToleranceSource.CASE_DOCUMENTED
     assert (used.atol, used.rtol) == (1e-4, 1e-4)
+
+
+def test_repro_of_a_documented_tolerance_case_judges_with_it(
+    manifest: Manifest,
+) -> None:
+    """The tolerance a hand case reports (and writes into its repro script) is its
+    documented one, as the judgement used, not the default table's."""
+    case = prepare(get_case("training/sgd_steps/check/-/-"), manifest)
+    assert case.tolerance("float32") == (1e-4, 1e-4)
+    script = case.repro_source("cpu", None, {})
+    assert '"float32": [0.0001, 0.0001]' in script

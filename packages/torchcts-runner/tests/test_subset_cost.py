@@ -4,10 +4,11 @@ ids narrow selection; the probes of an earlier run are reused (fake case source)
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from runner_helpers import run_args, subset_results, use_fake_source, write_manifest
-from torchcts_runner.casesource import load_case_source
+from torchcts_runner.casesource import DEFAULT_CASE_SOURCE, load_case_source
 from torchcts_runner.selection import plan_cases
 from torchcts_schema import load_manifest, load_result
 
@@ -92,3 +93,34 @@ def test_a_rerun_reuses_the_probes_of_the_same_build(
     )
     assert other.ret == 0, other.stdout.str()
     assert "reused from an earlier run" not in other.stderr.str()
+
+
+def test_sharded_subset_counts_only_its_own_shard(tmp_path: Path) -> None:
+    """On the real case source, the outside counts of a sharded subset run's shards
+    add up to the unsharded count once, not once per shard (a source's group counts
+    span every shard, so a sharded run counts its own records instead)."""
+    path = tmp_path / "manifest.py"
+    path.write_text(
+        'DEVICE = "cpu"\nDTYPES = {"float32": True}\nCAPABILITIES = ["forward"]\n'
+    )
+    source = load_case_source(DEFAULT_CASE_SOURCE)
+    manifest = load_manifest(path)
+
+    def outside(shard: tuple[int, int] | None) -> dict[str, int]:
+        plan = plan_cases(
+            source,
+            manifest,
+            level=None,
+            dtypes=(),
+            suites=(),
+            op_globs=("abs",),
+            shard=shard,
+            record_outside=False,
+        )
+        return plan.outside_by_reason()
+
+    whole = outside(None)
+    parts = [outside((i, 3)) for i in (1, 2, 3)]
+    assert whole["filtered_by_selection"] > 100
+    for reason, count in whole.items():
+        assert sum(p.get(reason, 0) for p in parts) == count, reason

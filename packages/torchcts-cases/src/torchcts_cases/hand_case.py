@@ -27,6 +27,7 @@ class HandPrepared(PreparedCase):
         self.case = case
         if case.expected is not None:
             self.reviewed_tolerance = case.tolerance
+        self.documented_tolerances = {d: (a, r) for d, a, r in case.tolerances}
         self._reference: Any = _UNSET
 
     def reference(self) -> object:
@@ -80,7 +81,7 @@ class HandPrepared(PreparedCase):
             self.spec.op,
             self.manifest.tolerances,
             self.reviewed_tolerance,
-            {d: (atol, rtol) for d, atol, rtol in self.case.tolerances},
+            self.documented_tolerances,
         )
 
     def repro_source(

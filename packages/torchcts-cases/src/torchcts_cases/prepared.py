@@ -23,11 +23,17 @@ class PreparedCase(ABC):
     def __init__(self, spec: CaseSpec, manifest: Manifest) -> None:
         self.spec = spec
         self.manifest = manifest
+        # the case's own documented (atol, rtol) per dtype (optimizer steps...)
+        self.documented_tolerances: dict[str, tuple[float, float]] = {}
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         """(atol, rtol) this case compares values of `dtype` with."""
         return tolerance_for(
-            dtype, self.spec.op, self.manifest.tolerances, self.reviewed_tolerance
+            dtype,
+            self.spec.op,
+            self.manifest.tolerances,
+            self.reviewed_tolerance,
+            self.documented_tolerances,
         )
 
     def inputs(self) -> object:

@@ -144,7 +144,9 @@ def plan_cases(
         else (tuple(dtypes), tuple(suites), tuple(op_globs))
     )
     fields: dict[str, Any] = {}
-    if not record_outside:
+    if not record_outside and shard is None:
+        # a source counts a whole group at once; a shard holds part of each group,
+        # so a sharded subset run counts the records of its own shard below instead
         fields["record_outside"] = False
     selection = source.selection(
         level=level,
