@@ -9,6 +9,8 @@ BACKEND_NAME stays the placeholder a submission archive refuses unless one is gi
 
 from __future__ import annotations
 
+from torchcts_schema import CAPABILITY_NAMES
+
 TEMPLATES: dict[str, dict[str, object]] = {
     "smoke": {
         "about": "the fastest useful check: float32 forward on primitive ops",
@@ -104,32 +106,8 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "uint8": True,
             "bool": True,
         },
-        "caps": [
-            "forward",
-            "method",
-            "inplace",
-            "out",
-            "backward",
-            "noncontiguous",
-            "error_inputs",
-            "views",
-            "mutation",
-            "out_semantics",
-            "memory_formats",
-            "copies",
-            "factories",
-            "rng",
-            "serialization",
-            "device_mismatch",
-            "autograd",
-            "training",
-            "workloads",
-            "foreach_optimizers",
-            "fused_optimizers",
-            "autocast",
-            "grad_scaler",
-            "pin_memory",
-        ],
+        # every capability the schema knows, so a new one is never left out here
+        "caps": list(CAPABILITY_NAMES),
         "level": 8,
         "samples": None,
     },
