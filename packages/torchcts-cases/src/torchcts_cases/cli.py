@@ -20,7 +20,7 @@ from torchcts_schema import (
     COVERAGE_DIR,
     ArtifactError,
     ManifestError,
-    add_version_option,
+    ToolParser,
     exit_codes_epilog,
     for_terminal,
     load_manifest,
@@ -61,30 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
 
 
-def _sub(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
-) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        name,
-        help=text,
-        description=text,
-        epilog=exit_codes_epilog(EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=DESCRIPTION,
-        epilog=exit_codes_epilog(EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_version_option(parser, PROG, __version__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    tool = ToolParser(PROG, DESCRIPTION, __version__, exit_codes_epilog(EXIT_CODES))
+    parser = tool.parser
 
-    p = _sub(
-        sub,
+    p = tool.add(
         "init-manifest",
         "write a commented manifest for your backend that a run accepts as it is",
     )
@@ -97,15 +78,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_init, marked=False)
 
-    p = _sub(sub, "init", "write a manifest template, marked TEMPLATE = True")
+    p = tool.add("init", "write a manifest template, marked TEMPLATE = True")
     _init_args(p, device_required=False, template_default=None)
     p.set_defaults(func=_init, marked=True, backend_name=None)
 
-    p = _sub(sub, "check-manifest", "validate a manifest (schema and op names)")
+    p = tool.add("check-manifest", "validate a manifest (schema and op names)")
     p.add_argument("file", type=Path, metavar="FILE", help="the manifest to check")
     p.set_defaults(func=_check)
 
-    p = _sub(sub, "show-skips", "count not_run cases by reason (runs nothing)")
+    p = tool.add("show-skips", "count not_run cases by reason (runs nothing)")
     _selection_args(p)
     p.add_argument(
         "--json",
@@ -115,14 +96,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_show_skips)
 
-    p = _sub(sub, "list", "print the runnable case ids")
+    p = tool.add("list", "print the runnable case ids")
     _selection_args(p)
     p.add_argument(
         "--json", action="store_true", help="one CaseSpec JSON object per line"
     )
     p.set_defaults(func=_list)
 
-    p = _sub(sub, "coverage", "aten overload coverage audit")
+    p = tool.add("coverage", "aten overload coverage audit")
     p.add_argument(
         "action",
         choices=("audit", "report", "check"),

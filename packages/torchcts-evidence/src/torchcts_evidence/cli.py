@@ -19,8 +19,8 @@ from pathlib import Path
 from torchcts_schema import (
     ArtifactError,
     HostIdentity,
+    ToolParser,
     add_results_option,
-    add_version_option,
     exit_codes_epilog,
     for_terminal,
     pick_results_dir,
@@ -172,16 +172,15 @@ def _crash_candidate(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Submission archives, backend evidence, known-crash candidates.",
-        epilog=exit_codes_epilog(EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    tool = ToolParser(
+        PROG,
+        "Submission archives, backend evidence, known-crash candidates.",
+        __version__,
+        exit_codes_epilog(EXIT_CODES),
     )
-    add_version_option(parser, PROG, __version__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = tool.parser
 
-    p = _sub(sub, "archive", "zip the real run artifacts for submission")
+    p = tool.add("archive", "zip the real run artifacts for submission")
     add_results_option(p, legacy="results_dir")
     p.add_argument(
         "--manifest",
@@ -199,7 +198,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_archive)
 
-    p = _sub(sub, "verify", "check a received archive (executes nothing)")
+    p = tool.add("verify", "check a received archive (executes nothing)")
     p.add_argument("archive", type=Path, metavar="ARCHIVE", help="the zip to check")
     p.add_argument(
         "--json",
@@ -208,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_verify)
 
-    p = _sub(sub, "backend-pack", "append a run to evidence/backends/")
+    p = tool.add("backend-pack", "append a run to evidence/backends/")
     add_results_option(
         p,
         legacy="result",
@@ -239,7 +238,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reindex", action="store_true", help="rebuild index.json")
     p.set_defaults(func=_backend_pack)
 
-    p = _sub(sub, "crash-candidate", "known-segfault candidate packet")
+    p = tool.add("crash-candidate", "known-segfault candidate packet")
     p.add_argument("case", nargs="?", help="case id or pytest node id")
     p.add_argument(
         "--results",
@@ -286,18 +285,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_crash_candidate)
     return parser
-
-
-def _sub(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
-) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        name,
-        help=text,
-        description=text,
-        epilog=exit_codes_epilog(EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
 
 
 if __name__ == "__main__":

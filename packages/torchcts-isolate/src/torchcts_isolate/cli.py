@@ -17,8 +17,8 @@ from torchcts_schema import (
     ADAPTIVE_SUFFIX,
     ArtifactError,
     KnownCrashError,
+    ToolParser,
     add_results_option,
-    add_version_option,
     exit_codes_epilog,
     for_terminal,
     pick_results_dir,
@@ -63,29 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _sub(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
-) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        name,
-        help=text,
-        description=text,
-        epilog=exit_codes_epilog(EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=DESCRIPTION,
-        epilog=exit_codes_epilog(EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_version_option(parser, PROG, __version__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    check = _sub(
-        sub, "audit", "validate every known-crash rule and list the cases it matches"
+    tool = ToolParser(PROG, DESCRIPTION, __version__, exit_codes_epilog(EXIT_CODES))
+    parser = tool.parser
+    check = tool.add(
+        "audit", "validate every known-crash rule and list the cases it matches"
     )
     check.add_argument(
         "--ledger",
@@ -118,8 +100,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print {rules, cases, matches, not_checked, warnings, errors} as JSON",
     )
-    adapt = _sub(
-        sub, "adaptive", "show (and with --write, save) adaptive isolation decisions"
+    adapt = tool.add(
+        "adaptive", "show (and with --write, save) adaptive isolation decisions"
     )
     add_results_option(adapt, legacy="results_dir")
     adapt.add_argument(

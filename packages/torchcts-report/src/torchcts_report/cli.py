@@ -15,7 +15,7 @@ from pathlib import Path
 from torchcts_schema import (
     REPORT_SUFFIXES,
     ArtifactError,
-    add_version_option,
+    ToolParser,
     for_terminal,
     pick_results_dir,
 )
@@ -132,31 +132,17 @@ def share(value: str) -> float:
     return number
 
 
-def _sub(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, text: str
-) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        name,
-        help=text,
-        description=text,
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Reports from TorchCTS result artifacts: render, diff, explain, "
-        "merge.",
-        epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    tool = ToolParser(
+        PROG,
+        "Reports from TorchCTS result artifacts: render, diff, explain, merge.",
+        __version__,
+        EXIT_CODES,
     )
-    add_version_option(parser, PROG, __version__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = tool.parser
 
     md, html, junit = REPORT_SUFFIXES
-    render = _sub(sub, "render", f"write <key>{md}, {html} and {junit}")
+    render = tool.add("render", f"write <key>{md}, {html} and {junit}")
     render.add_argument(
         "--results",
         metavar="DIR",
@@ -179,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     render.set_defaults(handler=_render)
 
-    diff = _sub(sub, "diff", "compare two runs case by case")
+    diff = tool.add("diff", "compare two runs case by case")
     diff.add_argument("old", nargs="?", help="results directory or artifact, earlier")
     diff.add_argument("new", nargs="?", help="results directory or artifact, later")
     diff.add_argument(
@@ -214,8 +200,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff.set_defaults(handler=_diff)
 
-    explain = _sub(
-        sub,
+    explain = tool.add(
         "explain",
         "one case's inputs, expected against got, tolerance, history and repro",
     )
@@ -231,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     explain.set_defaults(handler=_explain)
 
-    merge = _sub(sub, "merge", "merge shards into one canonical result")
+    merge = tool.add("merge", "merge shards into one canonical result")
     merge.add_argument(
         "shards",
         nargs="+",

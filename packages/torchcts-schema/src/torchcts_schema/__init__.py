@@ -22,6 +22,7 @@ from torchcts_schema.case_contract import (
     record_for,
 )
 from torchcts_schema.command_line import (
+    ToolParser,
     add_results_option,
     add_version_option,
     exit_codes_epilog,
@@ -245,6 +246,7 @@ __all__ = [
     "Status",
     "ToleranceSource",
     "ToleranceUsed",
+    "ToolParser",
     "Verdict",
     "add_results_option",
     "add_version_option",

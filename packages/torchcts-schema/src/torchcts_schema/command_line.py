@@ -37,6 +37,34 @@ def exit_codes_epilog(codes: Mapping[int, str], lead: str = "") -> str:
     return f"{lead}\n\n{listing}" if lead else listing
 
 
+class ToolParser:
+    """A tool's argparse parser with ``--version``, its exit codes in ``--help``, and
+    subcommands that list the same exit codes (one layout for every tool)."""
+
+    def __init__(self, prog: str, description: str, version: str, epilog: str) -> None:
+        self.epilog = epilog
+        self.parser = argparse.ArgumentParser(
+            prog=prog,
+            description=description,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_version_option(self.parser, prog, version)
+        self._commands = self.parser.add_subparsers(
+            dest="command", required=True, metavar="COMMAND"
+        )
+
+    def add(self, name: str, text: str) -> argparse.ArgumentParser:
+        """A subcommand whose one-line `text` is its help and description."""
+        return self._commands.add_parser(
+            name,
+            help=text,
+            description=text,
+            epilog=self.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+
 def add_results_option(
     parser: argparse.ArgumentParser,
     *,
@@ -69,6 +97,7 @@ def pick_results_dir(
 
 __all__ = [
     "DEFAULT_RESULTS",
+    "ToolParser",
     "add_results_option",
     "add_version_option",
     "exit_codes_epilog",
