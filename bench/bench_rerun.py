@@ -26,11 +26,7 @@ ROUNDS = int(os.environ.get("TORCHCTS_BENCH_ROUNDS", "3"))
 
 
 def _load() -> str:
-    return (
-        Path("/proc/loadavg").read_text().split()[0]
-        if os.path.exists("/proc/loadavg")
-        else "?"
-    )
+    return f"{os.getloadavg()[0]:.2f}"
 
 
 def _timed(cwd: Path, args: list[str]) -> float:

@@ -20,6 +20,7 @@ from torchcts_schema import (
     OUTSIDE_REASONS,
     Manifest,
     NotRunReason,
+    count_outside,
     gc_paused,
 )
 
@@ -174,8 +175,7 @@ class _Rules:
         n: int,
     ) -> None:
         """Count `n` cases of one group outside the selection."""
-        key = (suite, op, dtype, reason[0].value)
-        out.outside[key] = out.outside.get(key, 0) + n
+        count_outside(out.outside, suite, op, dtype, reason[0], n)
 
     def group_reason(
         self, suite: str, op: str, name: str, dtype: str | None, capability: str

@@ -31,6 +31,7 @@ from torchcts_schema import (
     RunLockedError,
     Status,
     case_id_for_node,
+    count_outside,
     for_terminal,
     make_run_key,
 )
@@ -259,13 +260,8 @@ class ControllerRole:
             if spec.case_id in collected or spec.case_id in done:
                 continue
             if self.settings.is_subset:  # counted, as selection counts the rest
-                key = (
-                    spec.suite,
-                    spec.op,
-                    spec.dtype,
-                    str(NotRunReason.FILTERED_BY_SELECTION),
-                )
-                outside[key] = outside.get(key, 0) + 1
+                reason = NotRunReason.FILTERED_BY_SELECTION
+                count_outside(outside, spec.suite, spec.op, spec.dtype, reason)
                 continue
             records.append(
                 self.crashes.record(

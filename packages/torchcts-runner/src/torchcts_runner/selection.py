@@ -12,6 +12,7 @@ import fnmatch
 import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from typing import Any
 
 from torchcts_schema import (
@@ -21,6 +22,7 @@ from torchcts_schema import (
     Manifest,
     OutsideCounts,
     case_id_for_node,
+    count_outside,
     split_case_id,
 )
 
@@ -168,8 +170,7 @@ def plan_cases(
         reason = record.not_run_reason
         if not record_outside and reason in OUTSIDE_REASONS:
             # a source that records everything: count here, as a subset run must
-            key = (record.suite, record.op, record.dtype, str(reason))
-            outside[key] = outside.get(key, 0) + 1
+            count_outside(outside, record.suite, record.op, record.dtype, reason)
         else:
             not_run.append(record)
     wanted = None
@@ -191,11 +192,6 @@ def plan_cases(
         if s.case_id not in done_set and (wanted is None or s.case_id in wanted)
     ]
     return CasePlan(planned, to_run, not_run, outside)
-
-
-def escape_glob(text: str) -> str:
-    """`text` as an fnmatch pattern that matches only itself."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _narrowed(
@@ -220,7 +216,7 @@ def _narrowed(
     if not suites:
         suites = sorted({p[0] for p in parts})
     if not op_globs:
-        op_globs = sorted({escape_glob(p[1]) for p in parts})
+        op_globs = sorted({glob_escape(p[1]) for p in parts})
     return tuple(dtypes), tuple(suites), tuple(op_globs)
 
 

@@ -19,6 +19,7 @@ from torchcts_schema.case_contract import (
     SelectedCases,
     Selection,
     Verdict,
+    count_outside,
     record_for,
 )
 from torchcts_schema.command_line import (
@@ -252,6 +253,7 @@ __all__ = [
     "add_version_option",
     "artifact_digest",
     "case_id_for_node",
+    "count_outside",
     "count_statuses",
     "decode_artifact",
     "default_next_fix",

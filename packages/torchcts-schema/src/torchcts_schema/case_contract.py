@@ -26,6 +26,20 @@ OUTSIDE_REASONS = frozenset(
 # (suite, op, dtype, reason) -> how many cases were counted, not recorded
 OutsideCounts = dict[tuple[str, str, str | None, str], int]
 
+
+def count_outside(
+    counts: OutsideCounts,
+    suite: str,
+    op: str,
+    dtype: str | None,
+    reason: str,
+    n: int = 1,
+) -> None:
+    """Add `n` cases of one (suite, op, dtype) group to `counts` under `reason`."""
+    key = (suite, op, dtype, str(reason))
+    counts[key] = counts.get(key, 0) + n
+
+
 CASE_SOURCE_GROUP = "torchcts.case_sources"  # entry points: name -> module
 
 
