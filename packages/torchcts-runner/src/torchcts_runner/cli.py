@@ -65,8 +65,8 @@ def default_workers(device: str, cores: int | None = None) -> int:
 
 
 def few_node_ids(args: list[str]) -> bool:
-    """Do the pytest arguments name a handful of cases (a rerun) and nothing else
-    that selects? Such a run executes in process: no xdist workers to start."""
+    """Do the pytest arguments name a handful of cases (a rerun)? Such a run
+    executes in process: starting xdist workers would cost more than the cases."""
     nodes = [a for a in args if a.startswith(NODE_PREFIX)]
     return 0 < len(nodes) <= RERUN_IN_PROCESS_MAX
 

@@ -9,7 +9,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from torchcts_schema import TOOL_PREFIX_OPTION, RunMetadata, tool_prefix_at
+from torchcts_schema import (
+    DEFAULT_RESULTS,
+    TOOL_PREFIX_OPTION,
+    RunMetadata,
+    tool_prefix_at,
+)
 
 from torchcts_runner import __version__
 from torchcts_runner.run_folder import USER_COMMAND_ENV
@@ -84,7 +89,7 @@ def build_metadata(
     # rerun commands in reports and crash records name the manifest from here
     options["manifest"] = usable_path(str(manifest.path))
     results = usable_path(str(settings.results_root or settings.results_dir))
-    if results != "results":  # rerun commands then name it, so they land beside it
+    if results != DEFAULT_RESULTS:  # rerun commands then name it, to land beside it
         options["results"] = results
     if prefix := tool_prefix_at():  # started at a checkout root: bin/torchcts-run
         options[TOOL_PREFIX_OPTION] = prefix

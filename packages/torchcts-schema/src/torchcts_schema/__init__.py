@@ -23,6 +23,7 @@ from torchcts_schema.case_contract import (
     record_for,
 )
 from torchcts_schema.command_line import (
+    DEFAULT_RESULTS,
     ToolParser,
     add_results_option,
     add_version_option,
@@ -180,6 +181,7 @@ __all__ = [
     "CRASH_GLOB",
     "CRASH_RECORD_FORMAT",
     "CRASH_RECORD_VERSION",
+    "DEFAULT_RESULTS",
     "DEFAULT_UNSUPPORTED_PATTERNS",
     "DTYPE_NAMES",
     "ENVIRONMENT_KEYS",
