@@ -86,10 +86,10 @@ class ProbeCache:
 
     def write(self, rows: list[JsonDict]) -> None:
         """Keep `rows` for reruns when the backend imported and its device worked."""
-        if any(
-            r.get("kind") in ("import", "device", "harness") and r["status"] != "pass"
-            for r in rows
-        ):
+        harness_failed = any(
+            r.get("kind") == "harness" and r["status"] != "pass" for r in rows
+        )
+        if harness_failed or backend_unusable(rows):
             return
         payload = {"format": CACHE_FORMAT, "key": self.key, "rows": rows}
         # a cache that cannot be written costs the next rerun a probe run, no more
