@@ -3,11 +3,27 @@ re-armed by a timestamp, notified only for an earlier deadline."""
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 
 import pytest
 from torchcts_runner import timeouts
 from torchcts_runner.timeouts import Watchdog, case_deadline
+
+
+def _until_sleeping(watchdog: Watchdog) -> None:
+    """Wait until the watchdog thread sleeps in `Condition.wait` (it has read the
+    current arming); a case that is disarmed before the thread first looks would
+    otherwise leave it asleep for ever and the next arming would wake it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        thread = watchdog._thread
+        frame = sys._current_frames().get(thread.ident or 0) if thread else None
+        if frame is not None and frame.f_code.co_name == "wait":
+            return
+        time.sleep(0.001)
+    raise AssertionError("the watchdog thread never went to sleep")
 
 
 def test_a_stream_of_cases_needs_one_thread_and_no_notify(
@@ -17,7 +33,7 @@ def test_a_stream_of_cases_needs_one_thread_and_no_notify(
     watchdog = Watchdog()
     monkeypatch.setattr(timeouts, "WATCHDOG", watchdog)
     with case_deadline(60.0, lambda: None):
-        pass
+        _until_sleeping(watchdog)  # it has read this deadline, as in a real case
     notified: list[int] = []
     original = watchdog._cond.notify
     monkeypatch.setattr(
