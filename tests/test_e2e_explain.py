@@ -191,3 +191,56 @@ def test_scorecard_flags_a_pass_that_needs_the_override(
     assert "**1 pass only under an override**" in text
     assert "| manifest\\_op | cos | float32 | 0.01 | 0.01 | 1 | 1 |" in text
     assert f"- `{COS}`: manifest\\_op cos float32 atol=0.01 rtol=0.01" in text
+
+
+BLOCK_OPINFO = """
+import sys
+
+
+class _NoOpInfo:
+    \"\"\"Makes importing PyTorch's OpInfo database fail in this process.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch.testing._internal.common_methods_invocations":
+            raise ImportError("OpInfo is blocked in this test")
+        return None
+
+
+sys.meta_path.insert(0, _NoOpInfo())
+"""
+
+
+def test_a_rerun_replays_saved_inputs_without_importing_opinfo(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """The failed and the error case saved their samples; rerunning them by node id
+    in a process that cannot import OpInfo gives the first run's statuses and
+    messages (so nothing was rebuilt from OpInfo, and nothing differs)."""
+    (first,) = run_dir.glob("results/selections/op-*")
+    repros = next(first.glob("*_repros"))
+    assert {p.name for p in repros.glob("*.pt")} >= {
+        "opinfo~sin~forward~float32~0.pt",
+        "opinfo~bmm~forward~float32~0.pt",
+    }
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_OPINFO, encoding="utf-8")
+    env = {**_env(), "PYTHONPATH": str(tmp_path)}
+    nodes = [f"torchcts::{SIN}", f"torchcts::{BMM}"]
+    done = subprocess.run(
+        [str(BIN / "torchcts-run"), "--manifest", "manifest.py", *nodes],
+        cwd=run_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    from torchcts_schema import load_result
+
+    before = {r.case_id: r for r in load_result(first).records}
+    (again,) = run_dir.glob("results/selections/case-*")
+    after = {r.case_id: r for r in load_result(again).records}
+    for case in (SIN, BMM):
+        fields = ("status", "mismatch", "exception_type", "exception_message", "facts")
+        assert [getattr(after[case], f) for f in fields] == [
+            getattr(before[case], f) for f in fields
+        ], case

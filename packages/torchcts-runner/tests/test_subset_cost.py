@@ -73,6 +73,33 @@ def test_node_ids_narrow_selection_to_their_own_ops(
     assert len(full.planned) == 3 and full.outside == {}
 
 
+def test_node_ids_plan_exactly_their_cases_and_count_the_neighbours(
+    pytester: pytest.Pytester,
+) -> None:
+    """Two ids of different ops and dtypes narrow selection to both ops and both
+    dtypes; the other two cases that narrowing selects are counted outside, never
+    planned (a planned case without a record would leave the run incomplete)."""
+    manifest_path = write_manifest(
+        pytester, ["ok", "wrong", "slow"], DTYPES={"float32": True, "float64": True}
+    )
+    ids = ["fake/ok/forward/float32/0", "fake/wrong/forward/float64/0"]
+    plan = plan_cases(
+        load_case_source("fakecases"),
+        load_manifest(manifest_path),
+        level=None,
+        dtypes=(),
+        suites=(),
+        op_globs=(),
+        shard=None,
+        node_ids=[f"torchcts::{i}" for i in ids],
+        record_outside=False,
+    )
+    assert sorted(s.case_id for s in plan.planned) == ids
+    assert sorted(s.case_id for s in plan.to_run) == ids
+    # 3 ops x 2 dtypes = 6 cases: 2 planned, 4 counted (2 narrowed away, 2 neighbours)
+    assert plan.outside_by_reason() == {"filtered_by_selection": 4}
+
+
 def test_a_rerun_reuses_the_probes_of_the_same_build(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,8 @@ def test_every_name_matches_the_documented_spelling(tmp_path: Path) -> None:
         "adaptive": layout.adaptive_decisions,
         "lock": layout.lock,
         "coverage": layout.coverage_dir,
+        "repro": layout.repro_script("opinfo~add~forward~float32~0"),
+        "inputs": layout.repro_inputs("opinfo~add~forward~float32~0"),
     }
     assert {k: p.relative_to(tmp_path).as_posix() for k, p in names.items()} == {
         "latest": f"{KEY}_latest.json",
@@ -65,7 +67,12 @@ def test_every_name_matches_the_documented_spelling(tmp_path: Path) -> None:
         "adaptive": f"{KEY}_adaptive_isolation.json",
         "lock": ".torchcts.lock",
         "coverage": "coverage",
+        "repro": f"{KEY}_repros/opinfo~add~forward~float32~0.py",
+        "inputs": f"{KEY}_repros/opinfo~add~forward~float32~0.pt",
     }
+    for stem in ("", ".hidden", "a/b", "a\\b"):
+        with pytest.raises(ValueError):
+            layout.repro_inputs(stem)
 
 
 def test_lock_is_the_run_locks_one_file_per_directory(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from torchcts_cases.compare import RaisedError
 from torchcts_cases.levels import LEVEL_DOCS
 from torchcts_cases.oracle_log import oracle_failures_path, write_oracle_failure
 from torchcts_cases.prepared import PreparedCase
+from torchcts_cases.replay import all_replayed, replay_for, use_inputs_from
 from torchcts_cases.select import all_suites, not_run_record, select_cases
 from torchcts_cases.spec import (
     CaseSpec,
@@ -37,7 +38,8 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
         from torchcts_cases.catalog import opinfo_entry
         from torchcts_cases.opinfo_case import OpInfoCase
 
-        return OpInfoCase(spec, manifest, opinfo_entry(spec).get("mode"))
+        mode = opinfo_entry(spec).get("mode")
+        return OpInfoCase(spec, manifest, mode, replay_for(spec.case_id))
     from torchcts_cases.hand_case import HandPrepared
     from torchcts_cases.suites import hand_case
 
@@ -48,11 +50,14 @@ def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
     """Import what the cases will need before the first one starts its clock.
 
     PyTorch's OpInfo database takes seconds to import; a process that will run OpInfo
-    cases pays that once here, outside every case's limit. `specs` None: assume it will.
+    cases pays that once here, outside every case's limit, unless every one of them
+    replays saved inputs (`use_inputs_from`). `specs` None: assume it will.
     """
-    if specs is None or any(spec.suite == OPINFO_SUITE for spec in specs):
+    opinfo = None if specs is None else [s for s in specs if s.suite == OPINFO_SUITE]
+    if opinfo is None or (opinfo and not all_replayed(opinfo)):
         from torchcts_cases.opinfo_source import op_table
 
+        use_inputs_from(None)  # OpInfo loads anyway: every case builds from it
         op_table()
 
 
@@ -75,6 +80,7 @@ __all__ = [
     "prepare",
     "select_cases",
     "tolerance_for",
+    "use_inputs_from",
     "warm_up",
     "write_oracle_failure",
 ]

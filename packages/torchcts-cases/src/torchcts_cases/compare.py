@@ -137,13 +137,53 @@ def _cmp_tensor(
     obs = obs.detach().resolve_conj().resolve_neg()
     atol, rtol = tol(_dt(exp.dtype))
     try:
-        torch.testing.assert_close(
-            obs, exp, atol=atol, rtol=rtol, equal_nan=True, check_stride=False
-        )
+        assert_close(obs, exp, atol=atol, rtol=rtol)
     except AssertionError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         return f"{path}: " + "; ".join(lines[:4])
     return None
+
+
+def assert_close(actual: Any, expected: Any, *, atol: float, rtol: float) -> None:
+    """``torch.testing.assert_close(..., equal_nan=True, check_stride=False)``.
+
+    assert_close's first call imports torch.distributed.tensor (about a CPU-second,
+    with sympy and torch._dynamo behind it), only to unwrap DTensors. A tensor whose
+    type is exactly ``torch.Tensor`` is not one, so for those the check goes straight
+    to the function assert_close hands its arguments to, with the same pair types:
+    the same verdicts and messages (a test compares the two) without the import.
+    """
+    if _NOT_CLOSE is not None and type(actual) is type(expected) is torch.Tensor:
+        metas = _NOT_CLOSE(
+            actual,
+            expected,
+            pair_types=_PAIR_TYPES,
+            rtol=rtol,
+            atol=atol,
+            equal_nan=True,
+            check_stride=False,
+        )
+        if metas:
+            raise metas[0].to_error()
+        return
+    torch.testing.assert_close(
+        actual, expected, atol=atol, rtol=rtol, equal_nan=True, check_stride=False
+    )
+
+
+def _direct_check() -> tuple[Any, tuple[Any, ...]]:
+    """assert_close's inner function and pair types, when this torch has them."""
+    from torch.testing import _comparison
+
+    names = ("NonePair", "BooleanPair", "NumberPair", "TensorLikePair")
+    pairs = tuple(getattr(_comparison, name, None) for name in names)
+    inner = getattr(_comparison, "not_close_error_metas", None)
+    if inner is None or None in pairs:
+        return None, ()
+    return inner, pairs
+
+
+_NOT_CLOSE, _PAIR_TYPES = _direct_check()
 
 
 def _dt(dtype: torch.dtype) -> str:

@@ -16,6 +16,13 @@ class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         super().__init__()  # type: ignore[no-untyped-call]
         self.seen: set[str] = set()
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """No: recorded code runs eagerly, and wrapping `__torch_dispatch__` in
+        ``torch._disable_dynamo`` would import torch._dynamo (about a CPU-second) at
+        the first recording, the largest cost of a one-case rerun's explain facts."""
+        return False
+
     def __torch_dispatch__(
         self, func: Any, types: Any, args: Any = (), kwargs: Any = None
     ) -> Any:

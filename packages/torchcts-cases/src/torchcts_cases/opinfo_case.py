@@ -20,6 +20,7 @@ from torchcts_cases.compare import RaisedError, compare
 from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.legal import judge_legal
 from torchcts_cases.prepared import PreparedCase
+from torchcts_cases.replay import Replay, capture
 from torchcts_cases.repro import opinfo_repro
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict, case_seed
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
@@ -32,10 +33,18 @@ class OpInfoCase(PreparedCase):
     """One OpInfo sample in one variant (forward, method, in-place, out=, backward,
     error inputs, noncontiguous)."""
 
-    def __init__(self, spec: CaseSpec, manifest: Manifest, mode: str | None) -> None:
+    def __init__(
+        self,
+        spec: CaseSpec,
+        manifest: Manifest,
+        mode: str | None,
+        replay: Replay | None = None,
+    ) -> None:
         super().__init__(spec, manifest)
-        self.op = opinfo_source.find_op(spec.op)
+        # a capsule of saved inputs (torchcts_cases.replay) stands in for OpInfo
+        self.op: Any = replay.op if replay else opinfo_source.find_op(spec.op)
         self.mode = mode
+        self._replay = replay
         self._item: Any = _UNSET
         self._reference: Any = _UNSET
         self._out_template: Any = _UNSET
@@ -43,6 +52,9 @@ class OpInfoCase(PreparedCase):
     # -- inputs -------------------------------------------------------------------
     def item(self) -> Any:
         """The OpInfo SampleInput (or ErrorInput) of this case, built once on CPU."""
+        if self._item is _UNSET and self._replay is not None:
+            self._item = self._replay.item
+            opinfo_source.seed_everything(case_seed(self.spec.case_id))
         if self._item is _UNSET:
             dtype = getattr(torch, self.spec.dtype) if self.spec.dtype else None
             self._item = opinfo_source.build_sample(
@@ -137,6 +149,11 @@ class OpInfoCase(PreparedCase):
     ) -> str:
         """A standalone script that rebuilds this sample and calls the op on `device`."""
         return opinfo_repro(self, device, backend_import, backend_options)
+
+    def saved_inputs(self) -> bytes | None:
+        """The capsule a rerun of this case replays instead of importing OpInfo, or
+        None when it would not be exact (`torchcts_cases.replay.capture`)."""
+        return capture(self.spec, self.op, self.item())
 
     # -- execution -----------------------------------------------------------------
     def _execute(self, device: str) -> object:

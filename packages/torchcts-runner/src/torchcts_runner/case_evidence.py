@@ -1,6 +1,7 @@
 """What a judged case adds to its record: the tolerance it was judged with, and for a
 case that ran and did not pass, the facts `torchcts-report explain` shows and a
-standalone repro script in ``<key>_repros/``.
+standalone repro script in ``<key>_repros/`` (and, where the case source can save it
+exactly, the sample a rerun replays instead of rebuilding it: `saved_inputs_finder`).
 
 Passed cases pay nothing beyond copying the verdict's tolerance: facts and scripts
 are built only for failed, error and unsupported records. Evidence is extra: a
@@ -10,6 +11,7 @@ problem building it never changes the record's status, it is named in its detail
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any
 
 from torchcts_isolate import safe_case_name
 from torchcts_schema import (
+    SELECTIONS_DIR,
     CaseRecord,
     HostIdentity,
     Manifest,
@@ -57,6 +60,42 @@ def write_repro(results_dir: Path, run_key: str, case_id: str, script: str) -> s
     return path.relative_to(layout.results_dir).as_posix()
 
 
+def write_saved_inputs(results_dir: Path, run_key: str, prepared: Any) -> None:
+    """The prepared case's saved inputs beside its repro, when it can save them."""
+    make = getattr(prepared, "saved_inputs", None)
+    data = make() if make is not None else None
+    if data:
+        path = ResultsLayout(results_dir, run_key).repro_inputs(
+            safe_case_name(prepared.spec.case_id)
+        )
+        write_atomic(path, data, fsync=False)
+
+
+def saved_inputs_finder(
+    results_dir: Path, results_root: Path, run_key: str
+) -> Callable[[str], Path | None]:
+    """case id -> the saved inputs of its latest non-passed run, wherever it ran:
+    this run's folder, the full run's, then every selection folder under it."""
+
+    def find(case_id: str) -> Path | None:
+        stem = safe_case_name(case_id)
+        for folder in _folders():
+            path = ResultsLayout(folder, run_key).repro_inputs(stem)
+            if path.is_file():
+                return path
+        return None
+
+    @cache
+    def _folders() -> list[Path]:
+        folders = [results_dir, results_root]
+        selections = results_root / SELECTIONS_DIR
+        if selections.is_dir():
+            folders += sorted(p for p in selections.iterdir() if p.is_dir())
+        return list(dict.fromkeys(folders))
+
+    return find
+
+
 def repro_script(prepared: Any, manifest: Manifest, device: str) -> str | None:
     """The prepared case's standalone script, or None when it cannot build one."""
     make = getattr(prepared, "repro_source", None)
@@ -95,6 +134,7 @@ def with_judging_evidence(
         script = repro_script(judging.prepared, manifest, device)
         if script is not None:
             repro = write_repro(results_dir, run_key, record.case_id, script)
+            write_saved_inputs(results_dir, run_key, judging.prepared)
     except Exception as exc:
         problems.append(f"repro not written: {type(exc).__name__}: {exc}"[:200])
     detail = record.detail
@@ -107,6 +147,8 @@ __all__ = [
     "EXPLAINED",
     "Judging",
     "repro_script",
+    "saved_inputs_finder",
     "with_judging_evidence",
     "write_repro",
+    "write_saved_inputs",
 ]

@@ -209,6 +209,8 @@ def build_pytest_args(
         "--assert=plain",  # cases never use assert: skip rewriting every plugin module
         "-p",
         "no:logging",  # per-case log capture costs ~1 ms; records carry messages
+        "-p",
+        "no:unraisableexception",  # five gc.collect() passes over torch's heap at exit
         "-n",
         workers,
         "--max-worker-restart",

@@ -19,6 +19,7 @@ import pytest
 from torchcts_schema import NODE_PREFIX, CaseRecord, CaseSpec, case_id_for_node
 
 from torchcts_runner.backend import ensure_backend
+from torchcts_runner.case_evidence import saved_inputs_finder
 from torchcts_runner.case_execution import CaseContext, execute_case
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
 from torchcts_runner.crash_evidence import (
@@ -153,6 +154,11 @@ class ExecutorRole:
         if self._source_warm:
             return
         self._source_warm = True
+        use_saved = getattr(source.module, "use_inputs_from", None)
+        if callable(use_saved):  # a rerun replays saved samples (no OpInfo import)
+            s = self.settings
+            root = s.results_root or s.results_dir
+            use_saved(saved_inputs_finder(s.results_dir, root, self.run_key))
         warm = getattr(source.module, "warm_up", None)
         if callable(warm):
             with contextlib.suppress(Exception):  # the case itself reports problems

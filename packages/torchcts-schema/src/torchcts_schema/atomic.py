@@ -23,8 +23,9 @@ MAX_SUFFIX = 999
 _NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
 
 
-def write_atomic(path: Path, text: str, *, fsync: bool = True) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`.
+def write_atomic(path: Path, text: str | bytes, *, fsync: bool = True) -> None:
+    """Write `text` (UTF-8) or bytes to a temporary file beside `path`, then rename it
+    over `path`.
 
     Raises `ArtifactWriteError` (never a bare OSError) when any step fails.
     """
@@ -82,7 +83,7 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _write_temp(path: Path, text: str, *, fsync: bool) -> Path:
+def _write_temp(path: Path, text: str | bytes, *, fsync: bool) -> Path:
     """A temporary file beside `path` holding `text`; removed again if anything fails."""
     tmp: Path | None = None
     try:
@@ -92,7 +93,7 @@ def _write_temp(path: Path, text: str, *, fsync: bool) -> Path:
         )
         tmp = Path(name)
         try:
-            write_all(fd, text.encode("utf-8"))
+            write_all(fd, text if isinstance(text, bytes) else text.encode("utf-8"))
             if fsync:
                 os.fsync(fd)
             os.fchmod(fd, 0o644)  # mkstemp makes 0600; artifacts are meant to be shared

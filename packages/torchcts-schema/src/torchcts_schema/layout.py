@@ -23,6 +23,7 @@ PREV_SUFFIX = ".prev"  # the file a fresh run set aside
 CRASHES_SUFFIX = "_crashes"
 REPROS_SUFFIX = "_repros"
 REPRO_SCRIPT_SUFFIX = ".py"
+REPRO_INPUTS_SUFFIX = ".pt"  # a repro's saved CPU sample (torchcts_cases.replay)
 SCRATCH_SUFFIX = "_scratch"  # hidden: ``.<key>_scratch``
 PROBE_FAILURES_INFIX = "_harness_probe_failures_"
 ORACLE_FAILURES_INFIX = "_opinfo_oracle_failures_"
@@ -108,6 +109,14 @@ class ResultsLayout:
     def repro_script(self, file_stem: str) -> Path:
         """``<key>_repros/<file_stem>.py``; `file_stem` is a file-name form of the
         case id (``torchcts_isolate.safe_case_name``), never a path."""
+        return self._repro_file(file_stem, REPRO_SCRIPT_SUFFIX)
+
+    def repro_inputs(self, file_stem: str) -> Path:
+        """``<key>_repros/<file_stem>.pt``: the saved sample a rerun of that case
+        replays instead of importing OpInfo; local only, never archived."""
+        return self._repro_file(file_stem, REPRO_INPUTS_SUFFIX)
+
+    def _repro_file(self, file_stem: str, suffix: str) -> Path:
         if (
             not file_stem
             or "/" in file_stem
@@ -115,7 +124,7 @@ class ResultsLayout:
             or file_stem[0] == "."
         ):
             raise ValueError(f"repro file stem {file_stem!r} is not a plain name")
-        return self.repros_dir / f"{file_stem}{REPRO_SCRIPT_SUFFIX}"
+        return self.repros_dir / f"{file_stem}{suffix}"
 
     @property
     def scratch(self) -> Path:
