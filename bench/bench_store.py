@@ -127,8 +127,9 @@ def _codec_rows() -> list[BenchRow]:
     assert decode_records(run_block) == run
     run_s = _best_of(3, lambda: decode_records(run_block))
     slots = (
-        "best of 3; slot descriptors, const columns repeated: measured 1.21x (100k"
-        " run records) and 1.31-1.39x (325k not_run) the exec twin, load 3.9-4.3"
+        "best of 3; slot descriptors through starmap, const columns repeated: CPU"
+        " time 0.93-0.98x (100k run records) and 0.98-1.00x (325k not_run) the"
+        " exec twin, best of 9 interleaved (wall medians 0.87-1.09x), load 1.8-2.8"
     )
     return [
         BenchRow("store", "encode 325k not_run records", encode_s, "s", note),
