@@ -34,6 +34,7 @@ TOOLS: dict[str, Any] = {
 RST = re.compile(r"``|:[a-z]+:`|:option:|\.\. [a-z]+::")
 RESULTS_READERS = {
     ("torchcts-report", "render"),
+    ("torchcts-report", "export-skips"),
     ("torchcts-evidence", "archive"),
     ("torchcts-evidence", "backend-pack"),
     ("torchcts-evidence", "crash-candidate"),

@@ -1,4 +1,5 @@
-"""``torchcts-report``: render, diff, explain and merge from the command line.
+"""``torchcts-report``: render, diff, explain, merge and export-skips from the command
+line.
 
 Every command that reads a results directory takes it as ``--results DIR``; the older
 positional spellings still work. Exit codes: 0 done; 1 a diff guard tripped; 2 bad
@@ -18,11 +19,13 @@ from torchcts_schema import (
     ToolParser,
     for_terminal,
     pick_results_dir,
+    write_atomic,
 )
 
 from torchcts_report import __version__
 from torchcts_report.diff import check_guards, diff_artifacts, diff_json, render_diff
 from torchcts_report.explain import explain_case, explanation_json, render_explanation
+from torchcts_report.export_skips import FORMATS, export_skips
 from torchcts_report.inputs import load_input
 from torchcts_report.merge import merge_paths
 from torchcts_report.render import render_path
@@ -116,6 +119,17 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_skips(args: argparse.Namespace) -> int:
+    path = Path(pick_results_dir(args.results, None))  # the schema's default
+    artifact = load_input(path, run_key=args.run_key).artifact
+    text = export_skips(artifact, args.format, include_not_run=args.include_not_run)
+    if args.out:
+        write_atomic(Path(args.out), text)
+    else:
+        sys.stdout.write(for_terminal(text))
+    return 0
+
+
 def share(value: str) -> float:
     """A share given as 0.05 or 5%, between 0 and 1."""
     text = value.strip()
@@ -135,7 +149,8 @@ def share(value: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     tool = ToolParser(
         PROG,
-        "Reports from TorchCTS result artifacts: render, diff, explain, merge.",
+        "Reports from TorchCTS result artifacts: render, diff, explain, merge, "
+        "export-skips.",
         __version__,
         EXIT_CODES,
     )
@@ -233,4 +248,37 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--run-key", help="run key of the merged result")
     merge.set_defaults(handler=_merge)
+    _add_export_skips(tool)
     return parser
+
+
+def _add_export_skips(tool: ToolParser) -> None:
+    export = tool.add(
+        "export-skips",
+        "non-passed cases as an upstream skip list, each with status and reason",
+    )
+    export.add_argument(
+        "--results",
+        metavar="DIR",
+        help="results directory or artifact file (default: results)",
+    )
+    export.add_argument("--run-key", help="which run, when the directory holds several")
+    export.add_argument(
+        "--format",
+        required=True,
+        choices=sorted(FORMATS),
+        help="opinfo: op_overrides, a dict of DecorateInfo lists by OpInfo name; "
+        "xpu-ops: skip_dict, test names by test file as torch-xpu-ops keeps them; "
+        "json: one object per op, variant, dtype and status",
+    )
+    export.add_argument(
+        "--include-not-run",
+        action="store_true",
+        help="also export not_run cases the manifest declined (dtype, capability, "
+        "excluded op, known crash, device count) as skips; never the run's own "
+        "filters, level or sample limit",
+    )
+    export.add_argument(
+        "--out", metavar="FILE", help="write the list here instead of stdout"
+    )
+    export.set_defaults(handler=_export_skips)

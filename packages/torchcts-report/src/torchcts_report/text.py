@@ -90,6 +90,26 @@ def md_block(text: object, *, max_lines: int = 40, max_chars: int = 4000) -> str
     return f"{fence}text\n{body}\n{fence}"
 
 
+def py_string(text: str) -> str:
+    """A Python string literal of exactly `text`, in ASCII (pasted code stays code).
+
+    `ascii` escapes every control character, line break, bidi override and lone
+    surrogate, so no content can end the literal or the line. Double quotes, as
+    upstream lists write them, where the text holds no quote to escape.
+    """
+    literal = ascii(text)
+    if "'" not in text and '"' not in text:
+        return f'"{literal[1:-1]}"'
+    return literal
+
+
+def py_comment(text: object, limit: int = 300) -> str:
+    """A ``#`` comment of `text` that no content can end early: one cleaned, bounded
+    line, everything outside printable ASCII escaped."""
+    line = one_line(text, limit).encode("ascii", "backslashreplace").decode("ascii")
+    return "# " + "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in line)
+
+
 def table(headers: list[str], rows: list[list[str]]) -> str:
     """A markdown table from cells that are already escaped."""
     lines = [
