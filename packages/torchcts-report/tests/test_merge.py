@@ -259,3 +259,73 @@ def test_overlapping_cases_of_one_run_are_an_error(syn):
     copy = syn.artifact([syn.record("b"), syn.record("c")])
     with pytest.raises(MergeError, match=r"copy.*same run as orig.*'opinfo/b/"):
         merge_artifacts([Shard("orig", one), Shard("copy", copy)])
+
+
+def _subset_shard(syn, spec, name, outside, **options):  # type: ignore[no-untyped-def]
+    opts = {"shard": spec, "op_globs": ["add", "mul"], **options}
+    art = syn.artifact([syn.record(name)], options=opts, outside=outside)
+    return Shard(spec, art)
+
+
+def test_outside_counts_of_one_partition_are_summed(syn):
+    """Sharded subset runs count disjoint left-out cases: the merge adds them up."""
+    merged = merge_artifacts(
+        [
+            _subset_shard(syn, "1/2", "a", {"filtered_by_selection": 3}),
+            _subset_shard(
+                syn, "2/2", "b", {"filtered_by_selection": 4, "level_filtered": 1}
+            ),
+        ]
+    )
+    assert merged.metadata.outside == {"filtered_by_selection": 7, "level_filtered": 1}
+    assert "outside_not_merged" not in merged.diagnostics
+
+
+def test_outside_counts_survive_the_written_history(tmp_path, syn):
+    """The summed counts are in the canonical file merge writes, not only in memory."""
+    dirs = []
+    for spec, name, count in (("1/2", "a", 5), ("2/2", "b", 6)):
+        shard = _subset_shard(syn, spec, name, {"filtered_by_selection": count})
+        folder = tmp_path / name
+        folder.mkdir()
+        syn.write(folder, shard.artifact)
+        dirs.append(folder)
+    merge_paths(dirs, tmp_path / "out")
+    loaded = load_result(tmp_path / "out")
+    assert loaded.metadata.outside == {"filtered_by_selection": 11}
+
+
+def test_outside_counts_of_different_selections_are_not_summed(syn):
+    """Shards that selected differently may count the same cases: none, and why."""
+    merged = merge_artifacts(
+        [
+            _subset_shard(syn, "1/2", "a", {"filtered_by_selection": 3}),
+            _subset_shard(syn, "2/2", "b", {"filtered_by_selection": 4}, level=2),
+        ]
+    )
+    assert merged.metadata.outside == {}
+    assert "selected differently" in merged.diagnostics["outside_not_merged"]
+    assert "(level)" in merged.diagnostics["outside_not_merged"]
+
+
+def test_outside_counts_of_unsharded_or_repeated_shards_are_not_summed(syn):
+    """Two unsharded runs, or one shard index twice, would count cases twice."""
+    one = syn.artifact([syn.record("a")], outside={"filtered_by_selection": 3})
+    two = syn.artifact(
+        [syn.record("b")], outside={"filtered_by_selection": 3}, started_at=LATER
+    )
+    twice = [
+        _subset_shard(syn, "1/2", "a", {"filtered_by_selection": 3}),
+        _subset_shard(syn, "1/2", "b", {"filtered_by_selection": 3}),
+    ]
+    for shards in ([Shard("one", one), Shard("two", two)], twice):
+        merged = merge_artifacts(shards)
+        assert merged.metadata.outside == {}
+        assert "not distinct parts" in merged.diagnostics["outside_not_merged"]
+
+
+def test_full_runs_have_no_outside_diagnostic(syn):
+    """Shards that recorded every case have nothing to count: no diagnostic."""
+    merged = merge_artifacts(_shards(syn))
+    assert merged.metadata.outside == {}
+    assert "outside_not_merged" not in merged.diagnostics

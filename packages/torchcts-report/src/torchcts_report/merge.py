@@ -32,6 +32,9 @@ from torchcts_report.inputs import check_run_key, load_input, results_dir_of
 
 # fields that describe how a case ran, not what it found
 _INCIDENTAL = ("duration_s", "worker", "isolation", "extra")
+# run options that decide which cases a selection leaves out (counted, not recorded)
+_SELECTION_OPTIONS = ("level", "dtypes", "suites", "op_globs", "selection")
+OUTSIDE_NOT_MERGED = "outside_not_merged"  # diagnostic: why no outside counts
 
 
 class MergeError(ArtifactError):
@@ -81,8 +84,11 @@ def merge_artifacts(shards: list[Shard], *, run_key: str | None = None) -> RunAr
                     f"{held[0].status.value} in {held[1]} (different results)",
                 )
     records = [merged[c][0] for c in sorted(merged)]
-    metadata = _metadata(shards, key, records)
+    outside, not_merged = _outside(shards)
+    metadata = replace(_metadata(shards, key, records), outside=outside)
     diagnostics = _diagnostics(shards)
+    if not_merged:
+        diagnostics[OUTSIDE_NOT_MERGED] = not_merged
     if missing:
         # a merge without every shard is not a complete run, whatever each shard says
         metadata = replace(metadata, completed_normally=False)
@@ -127,22 +133,64 @@ def _yielding(record: CaseRecord) -> bool:
     )
 
 
-def _missing_shards(shards: list[Shard]) -> list[str]:
-    """Shards of the partition that no input covers; mixed partitions are an error."""
-    seen: dict[int, set[int]] = {}
+def _partition(shards: list[Shard]) -> list[tuple[int, int]] | None:
+    """Each shard's (I, N) from its ``--shard`` option; None when one has none."""
+    out = []
     for shard in shards:
         value = shard.artifact.metadata.options.get("shard")
         if not isinstance(value, str):
-            return []  # unsharded runs (or another tool's): nothing to check
+            return None  # unsharded runs (or another tool's): no partition
         index, _, total = value.partition("/")
         if not (index.isdigit() and total.isdigit()):
             raise MergeError(shard.name, f"shard option {value!r} is not I/N")
-        seen.setdefault(int(total), set()).add(int(index))
+        out.append((int(index), int(total)))
+    return out
+
+
+def _missing_shards(shards: list[Shard]) -> list[str]:
+    """Shards of the partition that no input covers; mixed partitions are an error."""
+    partition = _partition(shards)
+    if partition is None:
+        return []
+    seen: dict[int, set[int]] = {}
+    for index, total in partition:
+        seen.setdefault(total, set()).add(index)
     if len(seen) > 1:
         counts = ", ".join(f"/{n}" for n in sorted(seen))
         raise MergeError(None, f"shards come from different partitions ({counts})")
     ((parts, present),) = seen.items()
     return [f"{i}/{parts}" for i in range(1, parts + 1) if i not in present]
+
+
+def _outside(shards: list[Shard]) -> tuple[dict[str, int], str | None]:
+    """The merged counts of cases outside the selection, or why there are none.
+
+    A sharded subset run counts, not records, the cases of its own shard that lie
+    outside its level and filters. Shards of one partition (distinct ``I/N``) of one
+    selection count disjoint cases, so the sum is exactly what the unsharded run
+    counts. Otherwise the counts may overlap (two runs of one selection count the
+    same cases; one shard's left-out cases may be another's records) and no sum is
+    right: the merged result carries none, and the diagnostic says why.
+    """
+    if not any(s.artifact.metadata.outside for s in shards):
+        return {}, None
+    partition = _partition(shards)
+    if partition is None or len(set(partition)) < len(partition):
+        return {}, "the shards are not distinct parts of one --shard I/N partition"
+    first = shards[0].artifact.metadata.options
+    for shard in shards[1:]:
+        options = shard.artifact.metadata.options
+        differs = [k for k in _SELECTION_OPTIONS if options.get(k) != first.get(k)]
+        if differs:
+            return {}, (
+                f"{shard.name} selected differently from {shards[0].name} "
+                f"({', '.join(differs)})"
+            )
+    total: dict[str, int] = {}
+    for shard in shards:
+        for reason, count in shard.artifact.metadata.outside.items():
+            total[reason] = total.get(reason, 0) + count
+    return dict(sorted(total.items())), None
 
 
 def _yields(held: CaseRecord, other: CaseRecord) -> bool:
