@@ -2,10 +2,12 @@
 
 A checkout-like directory (the repository's ``bin/`` launchers and ``manifests/``)
 gets one seeding run of a small simdev slice (it leaves the probe table a rerun
-reuses), then the printed rerun command of one failing case (``bin/torchcts-run
---manifest manifests/simdev.py 'torchcts::...'``: in process, its own selection
-folder, outside cases counted) and the same command with two xdist workers (what a
-rerun cost before) are timed in turns (A B A B ...). Aim: the rerun <= 5 s on an idle
+reuses, and the failed cases' saved samples), then the printed rerun command of one
+failing case (``bin/torchcts-run --manifest manifests/simdev.py 'torchcts::...'``: in
+process, its own selection folder, outside cases counted, the sample replayed without
+importing OpInfo), the same command with two xdist workers (what a rerun cost
+before), and the rerun of a case that passed (it saved no sample, so OpInfo is
+imported) are timed in turns (A B C A B C ...). Aim: the rerun <= 5 s on an idle
 2-core machine; the load average is printed beside each row.
 """
 
@@ -22,6 +24,7 @@ from run import BenchRow
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = "torchcts::opinfo/mul/forward/int64/0"  # wrong in simdev's demo profile
+PASSED = "torchcts::opinfo/add/forward/int64/0"  # right in the demo profile
 ROUNDS = int(os.environ.get("TORCHCTS_BENCH_ROUNDS", "3"))
 
 
@@ -52,9 +55,11 @@ def rows() -> list[BenchRow]:
         _timed(here, ["--op", "mul", "--dtype", "int64"])  # seeds the probe cache
         rerun: list[float] = []
         xdist: list[float] = []
+        cold: list[float] = []
         for _ in range(ROUNDS):
             rerun.append(_timed(here, [CASE]))
             xdist.append(_timed(here, ["-n", "2", CASE]))
+            cold.append(_timed(here, [PASSED]))
         load = _load()
     return [
         BenchRow(
@@ -70,5 +75,12 @@ def rows() -> list[BenchRow]:
             statistics.median(xdist),
             "s",
             f"min {min(xdist):.1f} max {max(xdist):.1f}; load {load}",
+        ),
+        BenchRow(
+            "rerun",
+            "a passed case (nothing saved: OpInfo imported)",
+            statistics.median(cold),
+            "s",
+            f"min {min(cold):.1f} max {max(cold):.1f}; load {load}",
         ),
     ]
