@@ -62,3 +62,73 @@ def test_an_earlier_deadline_wakes_the_watchdog(
     watchdog.arm(1.0, lambda: None)
     watchdog.disarm()
     assert notified.is_set()
+
+
+class _Clock:
+    """A monotonic clock the test moves, and a record of faulthandler's armings."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = 100.0
+        self.armed: list[float] = []
+        self.cancels = 0
+        monkeypatch.setattr(timeouts.time, "monotonic", lambda: self.now)
+        monkeypatch.setattr(
+            timeouts.faulthandler,
+            "dump_traceback_later",
+            lambda seconds, **_: self.armed.append(seconds),
+        )
+
+        def cancel() -> None:
+            self.cancels += 1
+
+        monkeypatch.setattr(
+            timeouts.faulthandler, "cancel_dump_traceback_later", cancel
+        )
+
+
+def test_the_backstop_is_armed_once_for_many_cases_never_early_never_far(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream of 10 s cases arms faulthandler about once per 10 s of wall time; it
+    always fires between the need and twice the need after any case's start."""
+    clock = _Clock(monkeypatch)
+    backstop = timeouts.Backstop()
+    handle = sys.stderr
+    fires_at, armings = 0.0, 0
+    for _ in range(100):  # 100 cases of 0.5 s each
+        backstop.cover(10.0, handle)
+        if len(clock.armed) > armings:  # armed now: it fires that long from now
+            armings = len(clock.armed)
+            fires_at = clock.now + clock.armed[-1]
+        assert clock.now + 10.0 <= fires_at <= clock.now + 20.0
+        clock.now += 0.5
+    assert 4 <= len(clock.armed) <= 6  # 50 s of cases, one arming per ~10 s
+    assert clock.cancels == 0
+
+
+def test_a_long_warm_up_allowance_does_not_leave_the_next_case_far_away(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a first stage that needed 130 s, a 7 s stage re-arms: a GIL hang in it
+    ends within 14 s, not minutes later."""
+    clock = _Clock(monkeypatch)
+    backstop = timeouts.Backstop()
+    backstop.cover(130.0, sys.stderr)
+    backstop.cover(7.0, sys.stderr)
+    assert clock.armed == [260.0, 14.0]
+
+
+def test_forget_and_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After pytest's faulthandler plugin cancelled the dump (forget), the next case
+    arms again; release cancels an armed dump once and nothing when none is armed."""
+    clock = _Clock(monkeypatch)
+    backstop = timeouts.Backstop()
+    backstop.cover(7.0, sys.stderr)
+    backstop.cover(7.0, sys.stderr)
+    assert len(clock.armed) == 1
+    backstop.forget()
+    backstop.cover(7.0, sys.stderr)
+    assert len(clock.armed) == 2
+    backstop.release()
+    backstop.release()
+    assert clock.cancels == 1

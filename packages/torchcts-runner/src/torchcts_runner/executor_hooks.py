@@ -37,7 +37,7 @@ from torchcts_runner.planfile import PlanFileError, read_plan
 from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
-from torchcts_runner.timeouts import case_deadline
+from torchcts_runner.timeouts import BACKSTOP, case_deadline
 
 WARM_UP_ALLOWANCE_S = 120.0  # added to the first case's limit in each process
 PLAN_WAIT_S = 1800.0  # a full-depth selection of every dtype can take minutes
@@ -281,6 +281,29 @@ class ExecutorRole:
         context = self.context()
         context.deadline = deadline
         return execute_case(spec, context)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Any:
+        """After a case with no next one known (the last, or an xdist worker about to
+        wait for work), nothing may end this process: release the GIL-hang backstop."""
+        try:
+            return (yield)
+        finally:
+            if nextitem is None:
+                BACKSTOP.release()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_exception_interact(self) -> None:
+        """pytest's faulthandler plugin has just cancelled any armed dump (it does so
+        for every test that raised), ours included."""
+        BACKSTOP.forget()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        """History and reports may take a while: no backstop armed meanwhile."""
+        BACKSTOP.release()
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:

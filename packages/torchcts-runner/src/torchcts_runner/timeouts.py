@@ -48,8 +48,7 @@ class Watchdog:
     than that. On waking it reads the newest arming, so a stream of cases costs one
     wake-up per limit, not two notifications per case.
 
-    The faulthandler backstop (for a hang holding the GIL, which stops this thread
-    too) is still armed and cancelled per case by `case_deadline`.
+    A hang holding the GIL stops this thread too; `Backstop` covers that one.
     """
 
     def __init__(self) -> None:
@@ -112,6 +111,53 @@ WATCHDOG = Watchdog()
 os.register_at_fork(after_in_child=WATCHDOG._reset)
 
 
+class Backstop:
+    """faulthandler's C watchdog, for a hang that holds the GIL, armed for many cases.
+
+    ``faulthandler.dump_traceback_later`` starts a C thread and its cancel joins it:
+    about 0.3 ms, most of what the deadline guard cost per case and stage. A backstop
+    must never fire before a case's hard deadline (plus `BACKSTOP_S`), but may fire
+    later, so it is armed for `SPAN` times what a case needs and re-armed only when
+    less than that need remains: once per limit of wall time, not per case. A hang
+    holding the GIL is then ended between one and `SPAN` times its limit after it
+    starts. `release` cancels it wherever this process may wait without a case
+    running (no next case known, the session ending), so idle time never ends it.
+    """
+
+    SPAN = 2.0
+
+    def __init__(self) -> None:
+        self._until = -_NEVER  # monotonic time the armed dump fires at
+        self._file: IO[str] | None = None
+
+    def cover(self, seconds: float, file: IO[str]) -> None:
+        """Fire no earlier than `seconds` from now (into `file`), and no later than
+        `SPAN` times that (a first case's long warm-up allowance must not leave the
+        next cases with a backstop minutes away)."""
+        now = time.monotonic()
+        span = seconds * self.SPAN
+        if file is self._file and now + seconds <= self._until <= now + span:
+            return
+        faulthandler.dump_traceback_later(span, exit=True, file=file)
+        self._until = now + span
+        self._file = file
+
+    def release(self) -> None:
+        """Nothing runs for a while: cancel the armed dump."""
+        if self._file is not None:
+            faulthandler.cancel_dump_traceback_later()
+            self.forget()
+
+    def forget(self) -> None:
+        """Someone else cancelled the dump (pytest's faulthandler plugin does, on every
+        failed test): the next case arms afresh."""
+        self._file = None
+        self._until = -_NEVER
+
+
+BACKSTOP = Backstop()
+
+
 @contextmanager
 def case_deadline(
     limit_s: float | None,
@@ -122,7 +168,8 @@ def case_deadline(
 
     A hang that holds the GIL (a deadlocked driver) stops every Python thread, the
     watchdog included; `backstop_file` arms faulthandler's own C thread a little later,
-    which dumps the tracebacks there and ends the process regardless.
+    which dumps the tracebacks there and ends the process regardless (`BACKSTOP`,
+    released by the caller when no next case follows).
     """
     if not limit_s or limit_s <= 0:
         yield
@@ -139,14 +186,10 @@ def case_deadline(
     hard = limit_s + grace_for(limit_s)
     WATCHDOG.arm(hard, on_hard_timeout)
     if backstop_file is not None:
-        faulthandler.dump_traceback_later(
-            hard + BACKSTOP_S, exit=True, file=backstop_file
-        )
+        BACKSTOP.cover(hard + BACKSTOP_S, backstop_file)
     try:
         yield
     finally:
-        if backstop_file is not None:
-            faulthandler.cancel_dump_traceback_later()
         WATCHDOG.disarm()
         if in_main:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -154,9 +197,11 @@ def case_deadline(
 
 
 __all__ = [
+    "BACKSTOP",
     "BACKSTOP_S",
     "HARD_TIMEOUT_EXIT",
     "WATCHDOG",
+    "Backstop",
     "CaseTimeout",
     "case_deadline",
     "grace_for",
