@@ -22,11 +22,15 @@ DTYPES = {
 # OpInfo variants and hand-written suites this backend claims to support, then the
 # feature paths inside the suites. Not "pin_memory": the CPU is the host, there is
 # nothing to pin for (that case is not_run: device_count on the CPU anyway).
+# "inductor" on the CPU compiles C++: it needs a C++ compiler (gcc or clang) on the
+# host; drop it on a machine without one (its cases are level 3).
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch", "autograd", "training", "workloads",
+    "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
+    "inductor", "compile_fullgraph",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

@@ -26,9 +26,11 @@ CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch",
-    # the engine, training and model suites, then paths inside them: CUDA has every one
-    "autograd", "training", "workloads",
+    # the engine, training, model and torch.compile suites, then paths inside them:
+    # CUDA has every one (inductor generates Triton kernels for it)
+    "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler", "pin_memory",
+    "inductor", "compile_fullgraph",
 ]  # fmt: skip
 
 LEVEL = 4

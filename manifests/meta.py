@@ -22,8 +22,9 @@ CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "factories",
     "device_mismatch",
-    # Not "autograd", "training", "workloads" (nor their feature paths): they compare
-    # values (gradients, updated weights), and the meta device has none.
+    # Not "autograd", "training", "workloads", "compile" (nor their feature paths):
+    # they compare values (gradients, updated weights, compiled results), and the
+    # meta device has none.
 ]  # fmt: skip
 
 LEVEL = 1

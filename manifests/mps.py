@@ -27,11 +27,15 @@ CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch",
-    # the engine, training and model suites, then paths inside them. MPS has no float64,
-    # so autograd's gradcheck runs its float32 case (DTYPES["float64"] is False).
+    # the engine, training, model and torch.compile suites, then paths inside them.
+    # MPS has no float64, so autograd's gradcheck runs its float32 case
+    # (DTYPES["float64"] is False).
     # Not "pin_memory": Apple silicon has unified memory, pinning for MPS is not a path.
-    "autograd", "training", "workloads",
+    # Not "inductor": inductor's MPS code generator (Metal shaders) is a prototype in
+    # PyTorch; claim it once your torch passes the inductor cases.
+    "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
+    "compile_fullgraph",
 ]  # fmt: skip
 
 LEVEL = 4

@@ -51,11 +51,16 @@ DTYPES = {
 # - "pin_memory": pinning for a PrivateUse1 device needs a pinned-memory allocator
 #   registered from C++ (PrivateUse1HooksInterface); DataLoader(pin_memory=True)
 #   raises NotImplementedError on simdev.
+# - "inductor": inductor has no code generator for simdev (no device op overrides or
+#   scheduling registered for it: InductorError KeyError 'simdev'), and code it
+#   generated would bypass simdev's kernels and with them the fault injection.
+#   torch.compile with backend="aot_eager" ("compile") runs simdev's own kernels.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
-    "rng", "device_mismatch", "autograd", "training", "workloads",
+    "rng", "device_mismatch", "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
+    "compile_fullgraph",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

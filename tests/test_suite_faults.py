@@ -1,8 +1,10 @@
-"""simdev faults in the territory of the autograd, training and workloads suites fail
-the right case, with a mismatch naming what broke; the clean simdev passes them all.
+"""simdev faults in the territory of the autograd, training, workloads and compile
+suites fail the right case, with a mismatch naming what broke; the clean simdev passes
+them all.
 
 A fault is one simdev rule on the overload a real backend would get wrong (a backward
-kernel, an optimizer update, the attention kernel); the expectation is the CPU run.
+kernel, an optimizer update, the attention kernel, a kernel a compiled graph calls);
+the expectation is the CPU run (eager CPU for compile).
 """
 
 from __future__ import annotations
@@ -16,8 +18,14 @@ from torchcts_cases import get_case, prepare
 from torchcts_cases.suites import all_hand_cases
 from torchcts_schema import CAPABILITY_NAMES, Manifest, load_manifest
 
-NEW_SUITES = ("autograd", "training", "workloads")
-NOT_ON_SIMDEV = {"training/dataloader_pin_memory/check/-/-"}  # no pinned allocator
+NEW_SUITES = ("autograd", "training", "workloads", "compile")
+NOT_ON_SIMDEV = {
+    "training/dataloader_pin_memory/check/-/-",  # no pinned allocator
+    # inductor generates no code for simdev (test_inductor_has_no_code_generator...)
+    "compile/inductor_ops/check/-/-",
+    "compile/inductor_mlp/check/-/-",
+    "compile/inductor_dynamic_shapes/check/-/-",
+}
 
 
 @pytest.fixture
@@ -126,3 +134,66 @@ def test_pin_memory_raises_not_implemented_on_simdev(manifest: Manifest) -> None
     case = prepare(get_case("training/dataloader_pin_memory/check/-/-"), manifest)
     with pytest.raises(NotImplementedError, match="PrivateUse1HooksInterface"):
         case.run_on("simdev")
+
+
+def test_wrong_add_in_a_compiled_graph_fails_its_graph(manifest: Manifest) -> None:
+    """A wrong add kernel, called by the aot_eager graph of OpInfo add, fails the
+    compiled add graph at its first sample, with the values that differ."""
+    found = _mismatch(
+        "compile/graph_add/check/-/-",
+        manifest,
+        {"op": "aten::add*", "dtype": "float32", "fault": "wrong_values"},
+    )
+    assert found.startswith("graph_add.sample_0: Tensor-likes are not close")
+    assert "Greatest absolute difference" in found
+
+
+def test_wrong_backward_in_a_compiled_model_fails_its_gradients(
+    manifest: Manifest,
+) -> None:
+    """A wrong gelu backward, run by the MLP's compiled backward graph, fails the
+    compiled MLP at the input gradient; its output (forward only) was right."""
+    found = _mismatch(
+        "compile/mlp/check/-/-",
+        manifest,
+        {"op": "aten::gelu_backward*", "fault": "wrong_values", "magnitude": "large"},
+    )
+    assert found.startswith("mlp.input_grad: Tensor-likes are not close")
+
+
+def test_wrong_kernel_after_a_graph_break_fails_the_resumed_branch(
+    manifest: Manifest,
+) -> None:
+    """A wrong cos, run only by the frame that resumes after the .item() graph
+    break, fails that branch of the graph-break case."""
+    found = _mismatch(
+        "compile/graph_break/check/-/-",
+        manifest,
+        {"op": "aten::cos*", "fault": "wrong_values"},
+    )
+    assert found.startswith("graph_break.positive: Tensor-likes are not close")
+
+
+@pytest.mark.parametrize(
+    "case_id", ["compile/graph_break/check/-/-", "compile/dynamic_shapes/check/-/-"]
+)
+def test_clean_simdev_reports_the_compile_facts_of_cpu(
+    case_id: str, manifest: Manifest
+) -> None:
+    """Graphs, breaks and recompiles on simdev are CPU's: Dynamo never traces
+    simdev's Python kernels (a native backend's are opaque to it too)."""
+    case = prepare(get_case(case_id), manifest)
+    expected = case.reference()
+    cpu = case.judge(expected, case.run_on("cpu"))
+    simdev = case.judge(expected, case.run_on("simdev"))
+    assert cpu.ok and simdev.ok
+    assert simdev.note == cpu.note and "graph_breaks=none" not in str(cpu.note)[:60]
+
+
+def test_inductor_has_no_code_generator_for_simdev(manifest: Manifest) -> None:
+    """The reason simdev's manifest leaves inductor out: inductor has no code
+    generator (device op overrides) for a Python PrivateUse1 device."""
+    case = prepare(get_case("compile/inductor_ops/check/-/-"), manifest)
+    with pytest.raises(Exception, match="simdev") as raised:
+        case.run_on("simdev")
+    assert type(raised.value).__name__ == "InductorError"

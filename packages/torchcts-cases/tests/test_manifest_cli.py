@@ -69,6 +69,24 @@ def test_init_writes_a_valid_template(
     assert code == 0 and "unedited template" in output
 
 
+def test_check_manifest_knows_the_compile_capabilities(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compile, inductor and compile_fullgraph are capabilities check-manifest
+    accepts; a misspelt one is one line listing them."""
+    caps = '["forward", "compile", "inductor", "compile_fullgraph"]'
+    code, output = _check(tmp_path, f'DEVICE = "cpu"\nCAPABILITIES = {caps}\n', capsys)
+    assert code == 0, output
+    code, output = _check(
+        tmp_path, 'DEVICE = "cpu"\nCAPABILITIES = ["inductr"]\n', capsys
+    )
+    assert code == 2 and len(output.strip().splitlines()) == 1
+    assert "unknown capability 'inductr'" in output
+    assert all(
+        f" {name}" in output for name in ("compile,", "inductor,", "compile_fullgraph")
+    )
+
+
 def test_init_refuses_to_overwrite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -156,3 +156,27 @@ def test_repro_of_a_documented_tolerance_case_judges_with_it(
     assert case.tolerance("float32") == (1e-4, 1e-4)
     script = case.repro_source("cpu", None, {})
     assert '"float32": [0.0001, 0.0001]' in script
+
+
+@pytest.mark.parametrize("readme", ["packages/torchcts-cases/README.md", "README.md"])
+def test_readme_area_table_counts_the_cases(readme: str) -> None:
+    """The areas table's per-level counts are the hand-written cases' counts: a suite
+    or a case added without its row is noticed."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / readme
+    if not path.exists():
+        pytest.skip(f"{readme} is not in this checkout")
+    counts = Counter((c.suite, c.level) for c in all_hand_cases().values())
+    table: dict[str, list[int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[-1].isdigit():
+            table[cells[0]] = [int(cell) for cell in cells[3:]]
+    suites = {suite for suite, _ in counts}
+    assert set(table) == suites
+    for suite in suites:
+        per_level = [counts[(suite, level)] for level in (1, 2, 3, 5, 7)]
+        total = sum(n for (s, _), n in counts.items() if s == suite)
+        assert table[suite] == [*per_level, total], suite

@@ -235,3 +235,29 @@ def test_op_filter_matches_an_op_by_its_name_without_the_variant() -> None:
     problem = unmatched_filter(selected, ["dvi"], [], [])
     assert problem is not None and "'dvi' matches nothing" in problem
     assert unmatched_filter(selected, [], ["float33"], []) is not None
+
+
+def test_a_verdict_note_lands_in_the_record_detail(tmp_path: Path) -> None:
+    """What a case reports without judging (compile's graph breaks) is the passed
+    record's detail, after any detail it had, cut to one paragraph."""
+    from torchcts_runner.case_evidence import NOTE_LIMIT, Judging, with_judging_evidence
+    from torchcts_schema import CaseSpec, ExpectedSource, Manifest, Verdict, record_for
+
+    spec = CaseSpec("s/x/check/-/-", "s", "x", "check", None, None, 1,
+                    ExpectedSource.CPU_REFERENCE, "s")  # fmt: skip
+    manifest = Manifest(path=tmp_path / "m.py", digest="", device="cpu",
+                        backend_name="cpu")  # fmt: skip
+
+    def detail(verdict: Verdict, before: str | None = None) -> str | None:
+        record = record_for(spec, spec.case_id, status=Status.PASSED, detail=before)
+        judged = with_judging_evidence(
+            record, Judging(verdict=verdict), manifest=manifest, device="cpu",
+            results_dir=tmp_path, run_key="k",
+        )  # fmt: skip
+        assert judged.status is Status.PASSED
+        return judged.detail
+
+    assert detail(Verdict(True)) is None
+    assert detail(Verdict(True, note="graph_breaks=1")) == "graph_breaks=1"
+    assert detail(Verdict(True, note="n"), before="retried") == "retried; n"
+    assert len(detail(Verdict(True, note="x" * 2000)) or "") == NOTE_LIMIT

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any
 
 from torchcts_schema import Manifest
@@ -37,7 +39,10 @@ class HandPrepared(PreparedCase):
                 if self.case.expected is not None:
                     self._reference = self.case.expected(self.spec.dtype)
                 else:
-                    self._reference = to_host(self.case.check("cpu", self.spec.dtype))
+                    within = self.case.reference_context or nullcontext
+                    with within():
+                        cpu = self.case.check("cpu", self.spec.dtype)
+                    self._reference = to_host(cpu)
             except Exception as exc:
                 raise OracleUnavailable(
                     f"{self.spec.case_id}: CPU check failed: {type(exc).__name__}: {exc}"
@@ -64,7 +69,10 @@ class HandPrepared(PreparedCase):
     def judge(
         self, expected: object, observed: object, *, metadata_only: bool = False
     ) -> Verdict:
-        """Compare observations (metadata only for legal outputs and the meta device)."""
+        """Compare observations (metadata only for legal outputs and the meta device);
+        the case's reported observations are left out and become the verdict's note."""
+        expected, _ = split_reported(expected, self.case.reported)
+        observed, facts = split_reported(observed, self.case.reported)
 
         def mismatch_under(tol: Tolerance) -> str | None:
             return compare(
@@ -75,7 +83,7 @@ class HandPrepared(PreparedCase):
                 path=self.spec.op,
             )
 
-        return judge_with_provenance(
+        verdict = judge_with_provenance(
             mismatch_under,
             self.spec.dtype,
             self.spec.op,
@@ -83,6 +91,9 @@ class HandPrepared(PreparedCase):
             self.reviewed_tolerance,
             self.documented_tolerances,
         )
+        if facts:
+            verdict = replace(verdict, note=reported_note(facts))
+        return verdict
 
     def repro_source(
         self, device: str, backend_import: str | None, backend_options: dict[str, Any]
@@ -107,6 +118,11 @@ class HandPrepared(PreparedCase):
                 expected = literal(self.case.expected(self.spec.dtype))
             except TypeError:
                 expected += "  # the reviewed values have no literal form"
+        context = self.case.reference_context
+        if context is not None and self.case.expected is None:
+            expected_line = f"with {context.__name__}():\n    expected = {expected}\n"
+        else:
+            expected_line = f"expected = {expected}\n"
         meta = self.case.metadata_only or device == "meta"
         return (
             header(self.spec, backend_import, backend_options)
@@ -115,10 +131,50 @@ class HandPrepared(PreparedCase):
             + "\n\n"
             + settings_block(device, self.tolerance, meta)
             + RUNTIME
-            + f"\n\ndef run(device):\n    return {name}(device, {self.spec.dtype!r})\n"
-            + f"\n\nexpected = {expected}\n"
+            + _run_block(name, self.spec.dtype, self.case.reported)
+            + "\n\n"
+            + expected_line
             + "judge(expected, outcome(run, DEVICE, expected))\n"
         )
+
+
+def split_reported(
+    observations: object, keys: tuple[str, ...]
+) -> tuple[object, dict[str, Any]]:
+    """`observations` without the reported keys, and those keys' values."""
+    if not keys or not isinstance(observations, dict):
+        return observations, {}
+    kept = {k: v for k, v in observations.items() if k not in keys}
+    return kept, {k: observations[k] for k in keys if k in observations}
+
+
+def reported_note(facts: dict[str, Any]) -> str:
+    """One line of reported facts: ``reported, not judged: a.b=1, a.c=none``."""
+    pairs: list[str] = []
+
+    def walk(value: object, path: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}" if path else str(key))
+        else:
+            pairs.append(f"{path}={value}")
+
+    walk(facts, "")
+    return "reported, not judged: " + ", ".join(pairs)
+
+
+def _run_block(name: str, dtype: str | None, reported: tuple[str, ...]) -> str:
+    """``run(device)``: the check, its reported observations printed and left out."""
+    if not reported:
+        return f"\n\ndef run(device):\n    return {name}(device, {dtype!r})\n"
+    return (
+        f"\n\nREPORTED = {reported!r}  # printed, not judged\n"
+        "\n\ndef run(device):\n"
+        f"    observed = {name}(device, {dtype!r})\n"
+        "    for key in REPORTED:\n"
+        "        print(device, key, '(reported, not judged):', observed.pop(key, None))\n"
+        "    return observed\n"
+    )
 
 
 # what a suite module imports from TorchCTS, rebuilt so the repro needs torch only
@@ -134,5 +190,12 @@ def storage_id(t):
 
 class ExpectedSource:
     CPU_REFERENCE = REVIEWED_REFERENCE = LEGAL_OUTPUT = PROPERTY = None
+
+
+def find_op(segment):
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return next(o for o in op_db if (o.name + "." + o.variant_test_name
+                                     if o.variant_test_name else o.name) == segment)
 
 """

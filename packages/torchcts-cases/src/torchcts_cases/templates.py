@@ -49,6 +49,7 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "factories",
             "serialization",
             "device_mismatch",
+            "compile",
         ],
         "level": 4,
         "samples": None,
@@ -84,6 +85,7 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "autograd",
             "training",
             "workloads",
+            "compile",
             "foreach_optimizers",
             "autocast",
             "grad_scaler",
@@ -179,11 +181,17 @@ DTYPES = {{
 # memory_formats, copies, factories, rng, serialization, device_mismatch, and
 # autograd (gradcheck, hooks, checkpointing: needs backward kernels), training
 # (optimizer steps, schedulers, state_dicts against CPU), workloads (attention,
-# conv + batch norm, LSTM/GRU, a tiny language model: forward and a training step).
+# conv + batch norm, LSTM/GRU, a tiny language model: forward and a training step),
+# compile (torch.compile with backend="aot_eager", which any device can run: per-op
+# graphs, small models forward and backward, dynamic shapes, a graph break; judged
+# against eager CPU, graph breaks and recompiles reported in each record's detail).
 # Paths inside those suites, each claimed on its own: foreach_optimizers
 # (foreach=True), fused_optimizers (fused=True), autocast (float16/bfloat16, as
 # declared in DTYPES), grad_scaler (torch.amp.GradScaler), pin_memory (DataLoader
-# pinning for the device; needs a pinned-memory host allocator).
+# pinning for the device; needs a pinned-memory host allocator), inductor
+# (torch.compile with backend="inductor": code generated for the device; slow to
+# compile, level 3), compile_fullgraph (the compile suite's models and dynamic shapes
+# compile without graph breaks or recompiles: they fail instead of being reported).
 # A case needing a capability not listed is not_run: capability_not_declared. Leave
 # out what the backend does not do yet, and say why in a comment next to the list.
 CAPABILITIES = [

@@ -1,10 +1,11 @@
-"""What a judged case adds to its record: the tolerance it was judged with, and for a
-case that ran and did not pass, the facts `torchcts-report explain` shows and a
-standalone repro script in ``<key>_repros/`` (and, where the case source can save it
-exactly, the sample a rerun replays instead of rebuilding it: `saved_inputs_finder`).
+"""What a judged case adds to its record: the tolerance it was judged with, what the
+verdict reports without judging it (in the detail), and for a case that ran and did
+not pass, the facts `torchcts-report explain` shows and a standalone repro script in
+``<key>_repros/`` (and, where the case source can save it exactly, the sample a rerun
+replays instead of rebuilding it: `saved_inputs_finder`).
 
-Passed cases pay nothing beyond copying the verdict's tolerance: facts and scripts
-are built only for failed, error and unsupported records. Evidence is extra: a
+Passed cases pay nothing beyond copying the verdict's tolerance and note: facts and
+scripts are built only for failed, error and unsupported records. Evidence is extra: a
 problem building it never changes the record's status, it is named in its detail.
 """
 
@@ -32,6 +33,7 @@ from torchcts_schema import (
 # statuses of cases that executed and did not pass (crashes get theirs from the
 # crash recorder, which knows when the process died)
 EXPLAINED = frozenset((Status.FAILED, Status.ERROR, Status.UNSUPPORTED))
+NOTE_LIMIT = 500  # a record's detail is one readable paragraph, not a log
 _NOTHING: Any = object()
 
 
@@ -113,10 +115,15 @@ def with_judging_evidence(
     results_dir: Path,
     run_key: str,
 ) -> CaseRecord:
-    """`record` with its tolerance, and its facts and repro when it did not pass."""
+    """`record` with its tolerance and the verdict's note (reported, not judged), and
+    its facts and repro when it did not pass."""
     tolerance = getattr(judging.verdict, "tolerance", None)
     if tolerance is not None:
         record = replace(record, tolerance=tolerance)
+    note = getattr(judging.verdict, "note", None)
+    if note:
+        joined = f"{record.detail}; {note}" if record.detail else note
+        record = replace(record, detail=joined[:NOTE_LIMIT])
     if record.status not in EXPLAINED or judging.prepared is None:
         return record
     problems = []

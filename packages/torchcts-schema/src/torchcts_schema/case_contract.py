@@ -116,11 +116,14 @@ class SelectedCases:
 @dataclass
 class Verdict:
     """The judgement of one observed result; `mismatch` is a one-line summary,
-    `tolerance` the one values were compared with (None when none was used)."""
+    `tolerance` the one values were compared with (None when none was used), `note`
+    facts the case observed and reports without judging them (torch.compile's graph
+    breaks and recompiles); the record carries it in its detail."""
 
     ok: bool
     mismatch: str | None = None
     tolerance: ToleranceUsed | None = None
+    note: str | None = None
 
 
 def record_for(spec: CaseSpec | None, case_id: str, **fields: Any) -> CaseRecord:

@@ -57,6 +57,7 @@ SUITE_CAPABILITIES = (
     "autograd",
     "training",
     "workloads",
+    "compile",
 )
 # Paths inside a suite that a backend may support or not on their own; a case that
 # needs one is not_run (capability_not_declared) unless the manifest claims it too.
@@ -66,6 +67,10 @@ FEATURE_CAPABILITIES = (
     "autocast",  # torch.autocast(device_type=DEVICE) in float16 and bfloat16
     "grad_scaler",  # torch.amp.GradScaler(DEVICE): unscale, inf checks, scale update
     "pin_memory",  # DataLoader(pin_memory=True, pin_memory_device=DEVICE)
+    "inductor",  # torch.compile(backend="inductor") generates code for the device
+    # torch.compile captures the compile suite's functions without graph breaks and
+    # compiles dynamic shapes once: breaks and recompiles fail instead of being reported
+    "compile_fullgraph",
 )
 CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES + FEATURE_CAPABILITIES
 

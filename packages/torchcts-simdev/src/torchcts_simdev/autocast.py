@@ -63,6 +63,12 @@ def _lower_precision(op: Any) -> Any:
     return kernel
 
 
+def lower_precision_kernel() -> Any:
+    """One lower-precision kernel (every one runs the same code), for registration to
+    hide it from Dynamo."""
+    return _lower_precision(torch.ops.aten.mm.default)
+
+
 def register_autocast() -> tuple[Any, Any]:
     """Install the fallthrough and the lower-precision kernels; keep the libraries."""
     passthrough = torch.library.Library("_", "IMPL")  # type: ignore[no-untyped-call]

@@ -9,11 +9,13 @@ hence the ignores below.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-from torchcts_simdev.autocast import register_autocast
+from torchcts_simdev.autocast import lower_precision_kernel, register_autocast
 from torchcts_simdev.device import SimdevModule
 from torchcts_simdev.fallback import Fallback
 from torchcts_simdev.kernels import EXPLICIT_OPS
@@ -46,6 +48,7 @@ def register() -> Fallback:
         kernels.impl(  # type: ignore[no-untyped-call]
             name, functools.partial(fallback, op), "PrivateUse1"
         )
+    _opaque_to_dynamo(Fallback.__call__, lower_precision_kernel())
     torch._torchcts_simdev_fallback = fallback  # type: ignore[attr-defined]
     torch._torchcts_simdev_library = (  # type: ignore[attr-defined]
         library,
@@ -53,3 +56,24 @@ def register() -> Fallback:
         *register_autocast(),
     )
     return fallback
+
+
+def _opaque_to_dynamo(*kernels: Callable[..., Any]) -> None:
+    """Make Dynamo skip simdev's Python kernels, and everything they call.
+
+    torch.compile's frame hook stays set while a compiled function runs eager code (at
+    a graph break, an op Dynamo cannot trace); Dynamo would then trace simdev's kernels
+    as user code, making graphs of simdev's internals and graph breaks no native
+    backend has. A native backend's kernels are opaque to Dynamo, and so are these.
+    """
+    try:
+        from torch._C._dynamo.eval_frame import (
+            _FrameAction,
+            _FrameExecStrategy,
+            set_code_exec_strategy,
+        )
+    except ImportError:  # a torch without the hook: Dynamo may trace simdev's kernels
+        return
+    skip = _FrameExecStrategy(_FrameAction.SKIP, _FrameAction.SKIP)
+    for kernel in kernels:
+        set_code_exec_strategy(kernel.__code__, skip)

@@ -1,6 +1,7 @@
 """Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
 semantics, memory formats, copies, factories, RNG, serialization, device mismatch; the
-autograd engine, training and model workloads) and reviewed references. Each suite is one small module with a ``CASES`` tuple.
+autograd engine, training, model workloads and torch.compile) and reviewed references.
+Each suite is one small module with a ``CASES`` tuple.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ SUITE_MODULES = (
     "training",
     "training_precision",
     "workloads",
+    "compile",
 )
 
 

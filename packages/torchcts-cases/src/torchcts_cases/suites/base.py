@@ -3,12 +3,14 @@ hand-written expected values (a reviewed reference).
 
 A check takes ``(device, dtype)`` and returns a dict of observations: values, metadata,
 and booleans such as "this view shares storage with its base". The CPU run of the same
-check is the expectation unless the case carries reviewed values.
+check is the expectation unless the case carries reviewed values; a case may name a
+context that CPU run happens in (compile: eagerly) and observations it only reports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,6 +43,12 @@ class HandCase:
     # drift further than one op's (several optimizer steps); the manifest's TOLERANCES
     # still wins
     tolerances: tuple[tuple[str, float, float], ...] = ()
+    # entered while the CPU expectation is built: the compile suite's expectation is
+    # the same check run eagerly on CPU, not compiled
+    reference_context: Callable[[], AbstractContextManager[object]] | None = None
+    # observation keys reported in the record's detail, never judged (the compile
+    # suite's graph and recompile counts: facts about the device, not failures)
+    reported: tuple[str, ...] = ()
     dtype: str | None = None
     spec: CaseSpec | None = None
 
