@@ -147,3 +147,20 @@ def test_patch_applies_with_patch_p1(tmp_path: Path) -> None:
     assert "to_sparse" not in manifest.ops_exclude
     assert manifest.dtypes["int16"] is True
     assert "serialization" in manifest.capabilities
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs the patch tool")
+def test_patch_of_a_file_without_a_final_newline(tmp_path: Path) -> None:
+    """A one-line file with no newline at its end patches exactly."""
+    old, new = 'DEVICE = "x"\nLEVEL = 1', 'DEVICE = "x"\nLEVEL = 2'
+    (tmp_path / "m.py").write_text(old, encoding="utf-8")
+    done = subprocess.run(
+        ["patch", "-p1", "--batch"],
+        input=unified_patch(old, new, "m.py"),
+        text=True,
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "m.py").read_text(encoding="utf-8") == new

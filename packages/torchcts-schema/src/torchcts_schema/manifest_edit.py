@@ -65,7 +65,11 @@ def unified_patch(old: str, new: str, label: str) -> str:
         f"a/{label}",
         f"b/{label}",
     )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    # a last line without its newline is marked the way patch(1) expects
+    return "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+        for line in lines
+    )
 
 
 def regex_literal(pattern: str) -> str:
