@@ -133,6 +133,7 @@ def test_report_proposes_the_stale_entry_and_keeps_the_real_one(
     assert f"first: `{ABS64}` failed: `output: dtype int32, expected int64`" in keep
     assert f"`{MUL64}`" in keep
     assert "`known-crash rule 'simdev-mul-f32'`" in remove
+    assert "of them ran in a child process" in remove
     relative = layout.recheck_report.relative_to(root).as_posix()
     assert f"TorchCTS recheck report: {relative}" in out
     patch = layout.recheck_patch.relative_to(root).as_posix()

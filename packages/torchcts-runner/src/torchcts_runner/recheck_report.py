@@ -117,6 +117,12 @@ def _evidence(
                 f"; the {len(v.not_passed)} that did not pass stay declined by "
                 "entries that stay: " + _ids(v.not_passed)
             )
+    if v.decline.kind == "known_crash":
+        isolated = sum(
+            (r := records.get(c)) is not None and r.isolation not in (None, "none")
+            for c in v.cases
+        )
+        text += f"; {isolated} of them ran in a child process"
     if v.verdict == "narrow":
         text += f"; declare it for {', '.join(v.ops)}"
     if v.outside:
