@@ -30,6 +30,7 @@ NAMES: dict[str, str] = {
     "_harness_probe_failures": LAYOUT,
     "_opinfo_oracle_failures": LAYOUT,
     "_adaptive_isolation": LAYOUT,
+    "_recheck.": LAYOUT,
     ".junit.xml": LAYOUT,
     ".torchcts.lock": "use torchcts_schema.LOCK_NAME",
     "torchcts::": "use torchcts_schema.NODE_PREFIX or node_id_for_case",

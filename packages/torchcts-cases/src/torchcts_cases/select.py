@@ -5,6 +5,12 @@ Every case of the declared dtypes is accounted for: it either runs or gets exact
 line filters, OPS exclusions, dtype support, capability, device count, comparison
 validity, sample limit, level). Reasons that do not depend on the sample are decided
 once per (op, variant, dtype) group, which keeps the full matrix fast to select.
+
+`Selection.declined_only` inverts the manifest's part (a recheck of the exclusions):
+the cases that OPS, DTYPES or CAPABILITIES decline become runnable, each with every
+entry that declines it (`SelectedCases.declined`), and the cases the manifest would
+run are filtered_by_selection. The command-line filters and the per-case reasons
+(device count, comparison validity, sample limit, level) apply as in a normal run.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from torchcts_schema import (
     DTYPE_NAMES,
     OUTSIDE_REASONS,
+    Decline,
     Manifest,
     NotRunReason,
     count_outside,
@@ -38,6 +45,10 @@ from torchcts_cases.suites import HandCase, all_hand_cases
 
 # a case's level from a handful of small values: the matrix repeats each many times
 _level = functools.lru_cache(maxsize=1 << 16)(opinfo_level)
+RUN_BY_MANIFEST: Reason = (
+    NotRunReason.FILTERED_BY_SELECTION,
+    "the manifest runs it; --recheck-exclusions runs only what it declines",
+)
 
 
 def all_suites() -> tuple[str, ...]:
@@ -78,19 +89,38 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
     for dtype in [*dtypes, None]:
         for op, entry, variant, count in opinfo_groups(dtype):
             name = str(entry.get("name", op))
-            found = rules.group_reason(OPINFO_SUITE, op, name, dtype, variant)
+            found, declines = rules.decide(
+                out, OPINFO_SUITE, op, name, dtype, variant, _Samples(entry, count)
+            )
             if found is None and entry.get("not_valid") and variant != "error_inputs":
                 found = (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
-            _place_group(out, rules, op, entry, variant, dtype, count, found)
+            _place_group(out, rules, op, entry, variant, dtype, count, found, declines)
     for hand in all_hand_cases().values():
         assert hand.spec is not None
         if hand.dtype is not None and hand.dtype not in dtypes:
             continue
-        found = rules.group_reason(
-            hand.suite, hand.name, hand.name, hand.dtype, hand.capability
-        ) or rules.hand_reason(hand)
-        _place(out, [hand.spec], found, rules)
+        found, declines = rules.decide(
+            out, hand.suite, hand.name, hand.name, hand.dtype, hand.capability, hand
+        )
+        found = found or rules.hand_reason(hand)
+        _place(out, [hand.spec], found, rules, declines)
     return out
+
+
+class _Samples:
+    """The samples of one OpInfo group, counted at the selected level on demand."""
+
+    def __init__(self, entry: dict[str, Any], count: int) -> None:
+        self.entry = entry
+        self.count = count
+
+    def in_level(self, rules: _Rules, variant: str, dtype: str | None) -> int:
+        """How many samples the level and the sample limit leave in the run."""
+        family = self.entry["family"]
+        return sum(
+            rules.opinfo_reason(n, _level(family, variant, dtype, n)) is None
+            for n in range(self.count)
+        )
 
 
 def _place_group(
@@ -102,6 +132,7 @@ def _place_group(
     dtype: str | None,
     count: int,
     found: Reason | None,
+    declines: tuple[Decline, ...] = (),
 ) -> None:
     """`_place` for the samples of one OpInfo group without a spec per excluded case.
 
@@ -130,15 +161,23 @@ def _place_group(
         out.not_run.append(records.record(case_id, sample, level, reason))
     if runnable:
         out.runnable.extend(group_specs(op, entry, variant, dtype, runnable))
+        if declines:
+            out.declined.update((f"{prefix}{n}", declines) for n in runnable)
 
 
 def _place(
-    out: SelectedCases, specs: Iterable[CaseSpec], found: Reason | None, rules: _Rules
+    out: SelectedCases,
+    specs: Iterable[CaseSpec],
+    found: Reason | None,
+    rules: _Rules,
+    declines: tuple[Decline, ...] = (),
 ) -> None:
     for spec in specs:
         reason = found or rules.sample_reason(spec)
         if reason is None:
             out.runnable.append(spec)
+            if declines:
+                out.declined[spec.case_id] = declines
         elif rules.counts_only(reason):
             rules.count(out, spec.suite, spec.op, spec.dtype, reason, 1)
         else:
@@ -177,17 +216,83 @@ class _Rules:
         """Count `n` cases of one group outside the selection."""
         count_outside(out.outside, suite, op, dtype, reason[0], n)
 
+    def decide(
+        self,
+        out: SelectedCases,
+        suite: str,
+        op: str,
+        name: str,
+        dtype: str | None,
+        capability: str,
+        samples: _Samples | HandCase,
+    ) -> tuple[Reason | None, tuple[Decline, ...]]:
+        """A group's shared reason and, in a recheck, the entries declining it.
+
+        In a recheck a group the filters leave out still counts its declined cases
+        per entry (`SelectedCases.declined_outside`): the report must say which
+        entries the selection did not cover whole.
+        """
+        filtered = self.filter_reason(suite, op, name, dtype)
+        if not self.sel.declined_only:
+            if filtered is not None:
+                return filtered[1], ()
+            return self.manifest_reason(op, name, dtype, capability), ()
+        declines = self.declines(op, name, dtype, capability)
+        if filtered is not None:
+            n = self._would_run(samples, capability, dtype) if declines else 0
+            if n:
+                for decline in declines:
+                    key = (decline, filtered[0])
+                    out.declined_outside[key] = out.declined_outside.get(key, 0) + n
+            return filtered[1], ()
+        return (RUN_BY_MANIFEST if not declines else None), declines
+
+    def _would_run(
+        self, samples: _Samples | HandCase, variant: str, dtype: str | None
+    ) -> int:
+        """How many cases of a group its per-case reasons leave runnable."""
+        if isinstance(samples, _Samples):
+            return samples.in_level(self, variant, dtype)
+        assert samples.spec is not None
+        blocked = self.hand_reason(samples) or self.sample_reason(samples.spec)
+        return int(blocked is None)
+
     def group_reason(
         self, suite: str, op: str, name: str, dtype: str | None, capability: str
     ) -> Reason | None:
         """Reasons shared by every sample of one (op, variant, dtype) group."""
-        sel, m = self.sel, self.m
+        filtered = self.filter_reason(suite, op, name, dtype)
+        if filtered is not None:
+            return filtered[1]
+        return self.manifest_reason(op, name, dtype, capability)
+
+    def filter_reason(
+        self, suite: str, op: str, name: str, dtype: str | None
+    ) -> tuple[str, Reason] | None:
+        """The command-line filter ("suite", "dtype" or "op") leaving a group out."""
+        sel = self.sel
         if sel.suites and suite not in sel.suites:
-            return NotRunReason.FILTERED_BY_SELECTION, f"suite {suite} not selected"
+            return "suite", (
+                NotRunReason.FILTERED_BY_SELECTION,
+                f"suite {suite} not selected",
+            )
         if sel.dtypes and dtype is not None and dtype not in sel.dtypes:
-            return NotRunReason.FILTERED_BY_SELECTION, f"dtype {dtype} not selected"
+            return "dtype", (
+                NotRunReason.FILTERED_BY_SELECTION,
+                f"dtype {dtype} not selected",
+            )
         if sel.op_globs and not _matches(op, name, sel.op_globs):
-            return NotRunReason.FILTERED_BY_SELECTION, "op does not match the op filter"
+            return "op", (
+                NotRunReason.FILTERED_BY_SELECTION,
+                "op does not match the op filter",
+            )
+        return None
+
+    def manifest_reason(
+        self, op: str, name: str, dtype: str | None, capability: str
+    ) -> Reason | None:
+        """The first manifest entry that declines a group, as a not_run reason."""
+        m = self.m
         for glob, why in m.ops_exclude.items():
             if _matches(op, name, (glob,)):
                 return NotRunReason.OP_EXCLUDED, f"OPS.exclude[{glob!r}]: {why}"
@@ -208,6 +313,29 @@ class _Rules:
                 f"capability {capability} not in CAPABILITIES",
             )
         return None
+
+    def declines(
+        self, op: str, name: str, dtype: str | None, capability: str
+    ) -> tuple[Decline, ...]:
+        """Every manifest entry that declines a group (`manifest_reason` names the
+        first): removing one entry runs a case only when no other declines it."""
+        m = self.m
+        found = [
+            Decline("ops_exclude", glob)
+            for glob in m.ops_exclude
+            if _matches(op, name, (glob,))
+        ]
+        if m.ops_include and not _matches(op, name, m.ops_include):
+            found.append(Decline("ops_include", "", op))
+        if dtype is not None:
+            rx = self.dtype_rx.get(dtype)
+            if m.dtypes.get(dtype, False) is False:
+                found.append(Decline("dtype", dtype))
+            elif rx is not None and not (rx.fullmatch(op) or rx.fullmatch(name)):
+                found.append(Decline("dtype_regex", dtype, op))
+        if capability not in m.capabilities:
+            found.append(Decline("capability", capability))
+        return tuple(found)
 
     def hand_reason(self, case: HandCase) -> Reason | None:
         """Device requirements of a hand-written case."""

@@ -145,6 +145,13 @@ def _parser() -> argparse.ArgumentParser:
         help="where cases execute (default: adaptive)",
     )
     add(
+        "--recheck-exclusions",
+        action="store_true",
+        help="run only what the manifest declines (with --op, --dtype, --suite, "
+        "--level) in DIR/selections/recheck-exclusions[...]/ and write which "
+        "entries now pass, with a manifest patch; the manifest is never changed",
+    )
+    add(
         "--validation",
         action="store_true",
         help="judge the suite against the CPU itself (cpu manifest only)",
@@ -238,6 +245,8 @@ def _selection_args(options: argparse.Namespace) -> list[str]:
         out.append("--resume")
     if options.isolate:
         out += ["--isolate", options.isolate]
+    if options.recheck_exclusions:
+        out.append("--recheck-exclusions")
     if options.validation:
         out.append("--validation")
     if options.junit_all:

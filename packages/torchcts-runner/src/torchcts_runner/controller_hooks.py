@@ -49,6 +49,8 @@ from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_prob
 from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress, write_stderr
 from torchcts_runner.progress_hooks import watch_progress
+from torchcts_runner.recheck_plan import recheck_for
+from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import (
     INTERRUPTED,
     ResumeFindings,
@@ -160,7 +162,8 @@ class ControllerRole:
 
     def _compute_plan(self) -> CasePlan:
         try:
-            return self.settings.plan(self.source, self.done)
+            recheck = recheck_for(self.settings)
+            return self.settings.plan(self.source, self.done, recheck)
         except SelectionError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -462,6 +465,10 @@ class ControllerRole:
             signum=signum,
             in_flight=len(self.in_flight),
         )
+        if self.settings.recheck and self.plan is not None and not interrupted:
+            self.summary_lines += recheck_lines(
+                self.settings, self.run_key, self.plan, self.controller.records
+            )
         if (
             self.settings.resume
             and done.complete

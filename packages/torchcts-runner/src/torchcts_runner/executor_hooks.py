@@ -34,6 +34,7 @@ from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
 from torchcts_runner.planfile import PlanFileError, read_plan
+from torchcts_runner.recheck_plan import recheck_for
 from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
@@ -136,7 +137,8 @@ class ExecutorRole:
             return self._plan_from_controller(self.plan_file)
         try:
             source = load_case_source(self.settings.case_source)
-            return self.settings.plan(source, self.done())
+            recheck = recheck_for(self.settings)
+            return self.settings.plan(source, self.done(), recheck)
         except (CaseSourceError, SelectionError) as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -45,7 +45,6 @@ from torchcts_schema import (
     NextFix,
     Status,
     load_manifest,
-    node_id_for_case,
     record_for,
     slug,
 )
@@ -54,6 +53,7 @@ from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.isolation_decisions import DecisionReader
+from torchcts_runner.known_crash_match import KnownCrashMatcher
 from torchcts_runner.metadata import torch_version
 from torchcts_runner.timeouts import grace_for
 
@@ -82,6 +82,16 @@ class IsolationPolicy:
         self.ledger = ledger
         self.torch_version = torch_version
         self.hardware_key = _hardware_key(self.options, manifest)
+        self.matcher = (
+            KnownCrashMatcher(
+                ledger,
+                manifest,
+                torch_version=torch_version,
+                hardware_key=self.hardware_key,
+            )
+            if ledger is not None and manifest is not None
+            else None
+        )
         self._modes: dict[str, str] = {}
         self._pool: WarmPool | None = None
         self.decisions: DecisionReader | None = None
@@ -140,18 +150,8 @@ class IsolationPolicy:
     def _decide(self, spec: Any) -> str:
         if self.requested in ("none", "all"):
             return self.requested
-        if self.ledger is not None and self.manifest is not None:
-            rules = self.ledger.rules_matching(
-                spec.case_id,
-                node_id_for_case(spec.case_id),
-                surfaces=tuple(getattr(spec, "surfaces", ()) or ()),
-                dtype=spec.dtype,
-                torch_version=self.torch_version,
-                hardware_key=self.hardware_key,
-                backend=[self.manifest.device, self.manifest.backend_name],
-            )
-            if rules:
-                return "ledger"
+        if self.matcher is not None and self.matcher.rules(spec):
+            return "ledger"
         return "none"
 
     def run(self, spec: CaseSpec, payload: dict[str, Any]) -> CaseRecord:

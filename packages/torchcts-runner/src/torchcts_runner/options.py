@@ -2,7 +2,8 @@
 
 The plugin is inert unless ``--torchcts-manifest`` is given. Short aliases
 (``--results``, ``--level``, ``--dtype``, ``--suite``, ``--op``, ``--shard``,
-``--resume``, ``--isolate``, ``--validation``, ``--junit-all``) are the names the docs
+``--resume``, ``--isolate``, ``--recheck-exclusions``, ``--validation``,
+``--junit-all``) are the names the docs
 and ``torchcts-run`` use. Help strings are plain text: pytest prints them as they are.
 """
 
@@ -87,6 +88,15 @@ def add_options(parser: pytest.Parser) -> None:
         default=DEFAULT_ISOLATE,
         help="where cases execute: none|ledger|adaptive|all (default: adaptive, "
         "which also applies the known-crash ledger)",
+    )
+    group.addoption(
+        "--torchcts-recheck-exclusions",
+        "--recheck-exclusions",
+        dest="torchcts_recheck_exclusions",
+        action="store_true",
+        help="run only what the manifest declines (OPS excludes, DTYPES False or "
+        "unmatched, capabilities not claimed, known-crash rules in a child) and "
+        "report which entries now pass, with a manifest patch removing them",
     )
     group.addoption(
         "--torchcts-validation",

@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from torchcts_schema import SELECTIONS_DIR
+from torchcts_schema import RECHECK_SELECTION, SELECTIONS_DIR
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 _DOTS = re.compile(r"\.{2,}")
@@ -33,9 +33,15 @@ def subset_folder(
     suites: Sequence[str],
     keyword: str,
     markexpr: str,
+    recheck: bool = False,
 ) -> str | None:
-    """``selections/<name>`` for a subset run, None for a run of the whole manifest."""
-    parts: list[str] = []
+    """``selections/<name>`` for a subset run, None for a run of the whole manifest.
+
+    A recheck of the exclusions always has its own folder
+    (``selections/recheck-exclusions[_<filters>]``): what it runs is what the full
+    run declines, and its evidence must never stand in for the full run's.
+    """
+    parts: list[str] = [RECHECK_SELECTION] if recheck else []
     if node_ids:
         parts.append("case-" + "+".join(n.split("::", 1)[-1] for n in node_ids))
     for label, values in (("op", op_globs), ("dtype", dtypes), ("suite", suites)):

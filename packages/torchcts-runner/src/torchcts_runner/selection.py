@@ -13,12 +13,14 @@ import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
-from typing import Any
+from typing import Any, Protocol
 
 from torchcts_schema import (
     OUTSIDE_REASONS,
     CaseRecord,
     CaseSpec,
+    Decline,
+    DeclinedOutside,
     Manifest,
     NotRunReason,
     OutsideCounts,
@@ -32,6 +34,22 @@ from torchcts_runner.casesource import CaseSource
 
 class SelectionError(Exception):
     """A selection argument that matches nothing or makes no sense."""
+
+
+class RecheckCases(Protocol):
+    """A recheck's cases: the source's declined ones plus what known-crash rules
+    cover (`torchcts_runner.recheck_plan`), each with its declining entries."""
+
+    rule_sources: dict[str, str]  # rule id -> the ledger it came from
+    rules_outside: DeclinedOutside  # rules whose cases the filters may narrow
+
+    def __call__(
+        self,
+        source: CaseSource,
+        manifest: Manifest,
+        selected: Any,
+        fields: dict[str, Any],
+    ) -> tuple[list[CaseSpec], dict[str, tuple[Decline, ...]]]: ...
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -64,6 +82,11 @@ class CasePlan:
     to_run: list[CaseSpec]  # what becomes pytest items
     not_run: list[CaseRecord]
     outside: OutsideCounts = field(default_factory=dict)
+    # a recheck of the exclusions: the entries declining each planned case, the
+    # declined cases the filters left out, and where each known-crash rule lives
+    declined: dict[str, tuple[Decline, ...]] = field(default_factory=dict)
+    declined_outside: DeclinedOutside = field(default_factory=dict)
+    rule_sources: dict[str, str] = field(default_factory=dict)
 
     def outside_by_reason(self) -> dict[str, int]:
         """How many cases each outside reason covers (what the metadata keeps)."""
@@ -134,12 +157,15 @@ def plan_cases(
     done: Collection[str] = (),
     node_ids: Sequence[str] = (),
     record_outside: bool = True,
+    recheck: RecheckCases | None = None,
 ) -> CasePlan:
     """Select, shard, drop finished cases (resume) and apply node-id arguments.
 
     With `record_outside` False (a subset run) the cases outside the level and the
     filters are counted, not recorded, and node ids narrow the filters to their own
-    suites, ops and dtypes, so a rerun of one case never walks the universe.
+    suites, ops and dtypes, so a rerun of one case never walks the universe. With
+    `recheck` (``--recheck-exclusions``) the source selects what the manifest
+    declines, and `recheck` adds the cases known-crash rules cover.
     """
     narrowed = (
         _narrowed(node_ids, dtypes, suites, op_globs)
@@ -151,19 +177,21 @@ def plan_cases(
         # a source counts a whole group at once; a shard holds part of each group,
         # so a sharded subset run counts the records of its own shard below instead
         fields["record_outside"] = False
-    selection = source.selection(
-        level=level,
-        dtypes=narrowed[0],
-        suites=narrowed[1],
-        op_globs=narrowed[2],
-        **fields,
-    )
-    selected = source.select_cases(manifest, selection)
+    fields.update(level=level, dtypes=narrowed[0], suites=narrowed[1])
+    fields["op_globs"] = narrowed[2]
+    if recheck is not None:
+        fields["declined_only"] = True
+    selected = source.select_cases(manifest, source.selection(**fields))
     problem = unmatched_filter(selected, op_globs, dtypes, suites)
     if problem is not None:
         raise SelectionError(problem)
     outside: OutsideCounts = dict(getattr(selected, "outside", {}))
-    planned = [s for s in selected.runnable if in_shard(s.case_id, shard)]
+    runnable = list(selected.runnable)
+    declined: dict[str, tuple[Decline, ...]] = {}
+    if recheck is not None:
+        runnable, declined = recheck(source, manifest, selected, fields)
+        _uncount(outside, runnable[len(selected.runnable) :])
+    planned = [s for s in runnable if in_shard(s.case_id, shard)]
     not_run = []
     for record in selected.not_run:
         if not in_shard(record.case_id, shard):
@@ -205,7 +233,32 @@ def plan_cases(
         for s in planned
         if s.case_id not in done_set and (wanted is None or s.case_id in wanted)
     ]
-    return CasePlan(planned, to_run, not_run, outside)
+    plan = CasePlan(planned, to_run, not_run, outside)
+    if recheck is not None:
+        ids = set(plan.planned_ids)
+        plan.declined = {k: v for k, v in declined.items() if k in ids}
+        plan.declined_outside = {
+            **dict(getattr(selected, "declined_outside", None) or {}),
+            **recheck.rules_outside,
+        }
+        plan.rule_sources = recheck.rule_sources
+    return plan
+
+
+def _uncount(outside: OutsideCounts, specs: Sequence[CaseSpec]) -> None:
+    """Cases a recheck adds from the manifest's own selection (a known-crash rule
+    covers them) run after all: no longer counted as outside it."""
+    for spec in specs:
+        key = (
+            spec.suite,
+            spec.op,
+            spec.dtype,
+            NotRunReason.FILTERED_BY_SELECTION.value,
+        )
+        if outside.get(key, 0) > 1:
+            outside[key] -= 1
+        else:
+            outside.pop(key, None)
 
 
 def _narrowed(
@@ -236,6 +289,7 @@ def _narrowed(
 
 __all__ = [
     "CasePlan",
+    "RecheckCases",
     "SelectionError",
     "in_shard",
     "parse_shard",

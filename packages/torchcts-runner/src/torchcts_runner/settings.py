@@ -13,7 +13,13 @@ from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
 from torchcts_runner.run_folder import run_environment, subset_folder
-from torchcts_runner.selection import CasePlan, SelectionError, parse_shard, plan_cases
+from torchcts_runner.selection import (
+    CasePlan,
+    RecheckCases,
+    SelectionError,
+    parse_shard,
+    plan_cases,
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,7 @@ class RunSettings:
     markexpr: str = ""
     results_root: Path | None = None  # --results; results_dir differs for a subset
     junit_all: bool = False  # list configuration-level not_run cases in the JUnit XML
+    recheck: bool = False  # --recheck-exclusions: run what the manifest declines
 
     def as_options(self) -> dict[str, Any]:
         """The JSON-able options recorded in the run metadata."""
@@ -59,11 +66,20 @@ class RunSettings:
                 "keyword": self.keyword,
                 "markexpr": self.markexpr,
             },
+            **({"recheck_exclusions": True} if self.recheck else {}),
         }
 
-    def plan(self, source: CaseSource, done: Collection[str] = ()) -> CasePlan:
+    def plan(
+        self,
+        source: CaseSource,
+        done: Collection[str] = (),
+        recheck: RecheckCases | None = None,
+    ) -> CasePlan:
         """This run's ordered cases from `source` (the one place selection options
-        become a `plan_cases` call: controller and local executor both use it)."""
+        become a `plan_cases` call: controller and local executor both use it).
+        A recheck needs its `recheck_plan.recheck_for` (the known-crash side)."""
+        if self.recheck and recheck is None:
+            raise ValueError("--recheck-exclusions: plan without its RecheckPlan")
         return plan_cases(
             source,
             self.manifest,
@@ -75,13 +91,15 @@ class RunSettings:
             done=done,
             node_ids=self.node_ids,
             record_outside=not self.is_subset,
+            recheck=recheck,
         )
 
     @property
     def is_subset(self) -> bool:
         """Does this run select part of the manifest's cases (a rerun, a slice)?"""
         return bool(
-            self.node_ids
+            self.recheck
+            or self.node_ids
             or self.op_globs
             or self.dtypes
             or self.suites
@@ -127,6 +145,10 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     ops = tuple(config.getoption("torchcts_ops"))
     dtypes = tuple(config.getoption("torchcts_dtypes"))
     suites = tuple(config.getoption("torchcts_suites"))
+    isolate = str(config.getoption("torchcts_isolate"))
+    recheck = bool(config.getoption("torchcts_recheck_exclusions"))
+    if recheck:
+        _check_recheck(isolate, node_ids, keyword, markexpr, config)
     folder = subset_folder(
         node_ids=node_ids,
         op_globs=ops,
@@ -134,6 +156,7 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
         suites=suites,
         keyword=keyword,
         markexpr=markexpr,
+        recheck=recheck,
     )
     return RunSettings(
         manifest=manifest,
@@ -149,13 +172,47 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
         op_globs=ops,
         shard=shard,
         resume=bool(config.getoption("torchcts_resume")),
-        isolate=str(config.getoption("torchcts_isolate")),
+        isolate=isolate,
         validation=validation,
         quiet=bool(config.getoption("torchcts_quiet")),
         case_source=str(config.getoption("torchcts_case_source")),
         case_timeout_s=float(timeout),
         junit_all=bool(config.getoption("torchcts_junit_all")),
+        recheck=recheck,
     )
+
+
+def _check_recheck(
+    isolate: str,
+    node_ids: tuple[str, ...],
+    keyword: str,
+    markexpr: str,
+    config: pytest.Config,
+) -> None:
+    """A recheck judges each manifest entry by all its cases in the selection, so
+    only the filters it can account for are allowed; known crashes never run in
+    process."""
+    if isolate == "none":
+        raise pytest.UsageError(
+            "--recheck-exclusions runs the cases of known-crash rules in a child "
+            "process; --isolate none would run them in this one (use ledger, "
+            "adaptive or all)"
+        )
+    extra = [
+        flag
+        for flag, given in (
+            ("node ids", node_ids),
+            ("-k", keyword),
+            ("-m", markexpr),
+            ("--shard", config.getoption("torchcts_shard")),
+        )
+        if given
+    ]
+    if extra:
+        raise pytest.UsageError(
+            f"--recheck-exclusions selects with --op, --dtype, --suite and --level "
+            f"only, not {extra[0]}"
+        )
 
 
 __all__ = ["RunSettings", "resolve_settings"]

@@ -13,8 +13,11 @@ from torchcts_schema.artifact import (
 from torchcts_schema.atomic import write_atomic, write_once
 from torchcts_schema.case_contract import (
     CASE_SOURCE_GROUP,
+    DECLINE_KINDS,
     OUTSIDE_REASONS,
     CaseSpec,
+    Decline,
+    DeclinedOutside,
     OutsideCounts,
     SelectedCases,
     Selection,
@@ -58,6 +61,7 @@ from torchcts_schema.known_crash import (
     KnownCrashError,
     KnownCrashRule,
     load_known_crash_rules,
+    parse_known_crash_rules,
     rule_from_dict,
     rule_to_dict,
     rules_to_json,
@@ -81,6 +85,9 @@ from torchcts_schema.layout import (
     PER_PROCESS_SUFFIX,
     PREV_SUFFIX,
     PROBE_FAILURES_INFIX,
+    RECHECK_PATCH_SUFFIX,
+    RECHECK_REPORT_SUFFIX,
+    RECHECK_SELECTION,
     REPORT_SUFFIXES,
     REPROS_SUFFIX,
     RUNLOG_SUFFIX,
@@ -91,6 +98,7 @@ from torchcts_schema.layout import (
     glob_every_key,
     run_key_of,
 )
+from torchcts_schema.ledger_edit import remove_rules
 from torchcts_schema.loader import (
     find_latest,
     load_result,
@@ -111,6 +119,13 @@ from torchcts_schema.manifest import (
 )
 from torchcts_schema.manifest import (
     KEYS as MANIFEST_KEYS,
+)
+from torchcts_schema.manifest_edit import (
+    ManifestEdit,
+    apply_edits,
+    check_manifest_text,
+    ops_regex,
+    unified_patch,
 )
 from torchcts_schema.manifest_reader import (
     manifest_digest,
@@ -181,6 +196,7 @@ __all__ = [
     "CRASH_GLOB",
     "CRASH_RECORD_FORMAT",
     "CRASH_RECORD_VERSION",
+    "DECLINE_KINDS",
     "DEFAULT_RESULTS",
     "DEFAULT_UNSUPPORTED_PATTERNS",
     "DTYPE_NAMES",
@@ -207,6 +223,9 @@ __all__ = [
     "PER_PROCESS_SUFFIX",
     "PREV_SUFFIX",
     "PROBE_FAILURES_INFIX",
+    "RECHECK_PATCH_SUFFIX",
+    "RECHECK_REPORT_SUFFIX",
+    "RECHECK_SELECTION",
     "REPORT_SUFFIXES",
     "REPROS_SUFFIX",
     "RESULT_FORMAT",
@@ -226,6 +245,8 @@ __all__ = [
     "CrashInfo",
     "CrashKind",
     "CrashRecord",
+    "Decline",
+    "DeclinedOutside",
     "ExpectedSource",
     "HostIdentity",
     "JournalContents",
@@ -234,6 +255,7 @@ __all__ = [
     "KnownCrashError",
     "KnownCrashRule",
     "Manifest",
+    "ManifestEdit",
     "ManifestError",
     "NextFix",
     "NotRunReason",
@@ -253,8 +275,10 @@ __all__ = [
     "Verdict",
     "add_results_option",
     "add_version_option",
+    "apply_edits",
     "artifact_digest",
     "case_id_for_node",
+    "check_manifest_text",
     "count_outside",
     "count_statuses",
     "decode_artifact",
@@ -278,6 +302,8 @@ __all__ = [
     "manifest_digest",
     "metadata_problems",
     "node_id_for_case",
+    "ops_regex",
+    "parse_known_crash_rules",
     "pick_results_dir",
     "read_journal",
     "read_manifest_file",
@@ -285,6 +311,7 @@ __all__ = [
     "rebuild_from_journal",
     "record_for",
     "recorded_prefix",
+    "remove_rules",
     "resolve_reference",
     "rule_from_dict",
     "rule_to_dict",
@@ -300,6 +327,7 @@ __all__ = [
     "tool_command",
     "tool_prefix_at",
     "torch_minor_family",
+    "unified_patch",
     "utc_stamp",
     "validate_manifest",
     "validate_rules",

@@ -42,6 +42,39 @@ def count_outside(
 
 CASE_SOURCE_GROUP = "torchcts.case_sources"  # entry points: name -> module
 
+# The kinds of manifest entry that decline a case, and what `Decline.item` names:
+# "dtype" DTYPES[item] is False or absent; "dtype_regex" DTYPES[item] is a regex that
+# does not match `op`; "ops_exclude" OPS.exclude[item] (a glob) matches; "ops_include"
+# OPS.include names no glob matching `op`; "capability" item is not in CAPABILITIES;
+# "known_crash" the known-crash rule with id `item` covers the case.
+DECLINE_KINDS = (
+    "dtype",
+    "dtype_regex",
+    "ops_exclude",
+    "ops_include",
+    "capability",
+    "known_crash",
+)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Decline:
+    """One manifest entry (or known-crash rule) that keeps a case from a normal run.
+
+    A recheck of the exclusions runs the declined cases and judges each entry by the
+    cases it declines, so the entry is named exactly: its kind, its key, and for the
+    per-op kinds the op it leaves out.
+    """
+
+    kind: str
+    item: str
+    op: str = ""
+
+
+# (decline, filter) -> cases of that entry a filter of the selection ("op", "dtype",
+# "suite") left out of a recheck: the entry's evidence does not cover them
+DeclinedOutside = dict[tuple[Decline, str], int]
+
 
 @dataclass(frozen=True)
 class CaseSpec:
@@ -101,16 +134,24 @@ class Selection:
     # False (a subset run): cases with an `OUTSIDE_REASONS` reason are counted in
     # `SelectedCases.outside`, not recorded one by one
     record_outside: bool = True
+    # True (a recheck of the exclusions): the cases the manifest declines are the
+    # runnable ones, each with its `Decline`s in `SelectedCases.declined`, and the
+    # cases it would run are filtered_by_selection
+    declined_only: bool = False
 
 
 @dataclass
 class SelectedCases:
     """The runnable cases in a deterministic order, one record per excluded case, and
-    the counts of excluded cases a subset run does not record (`outside`)."""
+    the counts of excluded cases a subset run does not record (`outside`). With
+    `Selection.declined_only`, `declined` names the entries that decline each runnable
+    case and `declined_outside` counts the declined cases the filters left out."""
 
     runnable: list[CaseSpec] = field(default_factory=list)
     not_run: list[CaseRecord] = field(default_factory=list)
     outside: OutsideCounts = field(default_factory=dict)
+    declined: dict[str, tuple[Decline, ...]] = field(default_factory=dict)
+    declined_outside: DeclinedOutside = field(default_factory=dict)
 
 
 @dataclass
@@ -161,7 +202,10 @@ def record_for(spec: CaseSpec | None, case_id: str, **fields: Any) -> CaseRecord
 
 __all__ = [
     "CASE_SOURCE_GROUP",
+    "DECLINE_KINDS",
     "CaseSpec",
+    "Decline",
+    "DeclinedOutside",
     "SelectedCases",
     "Selection",
     "Verdict",

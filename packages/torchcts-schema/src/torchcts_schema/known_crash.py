@@ -228,6 +228,12 @@ def load_known_crash_rules(path: Path | str) -> list[KnownCrashRule]:
         raise KnownCrashError(path, [f"cannot read ledger ({exc.strerror})"]) from None
     except UnicodeDecodeError:
         raise KnownCrashError(path, ["ledger is not UTF-8 text"]) from None
+    return parse_known_crash_rules(text, path)
+
+
+def parse_known_crash_rules(text: str, path: Path | str) -> list[KnownCrashRule]:
+    """`load_known_crash_rules` of a ledger's text (errors name `path`)."""
+    path = Path(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

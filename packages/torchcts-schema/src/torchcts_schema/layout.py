@@ -36,6 +36,9 @@ JUNIT_SUFFIX = ".junit.xml"
 REPORT_SUFFIXES = (MARKDOWN_SUFFIX, HTML_SUFFIX, JUNIT_SUFFIX)
 COVERAGE_DIR = "coverage"
 SELECTIONS_DIR = "selections"  # subset runs: <results>/selections/<name>/
+RECHECK_SELECTION = "recheck-exclusions"  # selections/<this>[_<filters>]/
+RECHECK_REPORT_SUFFIX = "_recheck.md"
+RECHECK_PATCH_SUFFIX = "_recheck.patch"
 HISTORY_GLOB = "*.json"
 CRASH_GLOB = "*.json"
 
@@ -85,6 +88,16 @@ class ResultsLayout:
                 f"report suffix {suffix!r} is not one of {REPORT_SUFFIXES}"
             )
         return self._named(suffix)
+
+    @property
+    def recheck_report(self) -> Path:
+        """``<key>_recheck.md``: a recheck's verdict on each manifest exclusion."""
+        return self._named(RECHECK_REPORT_SUFFIX)
+
+    @property
+    def recheck_patch(self) -> Path:
+        """``<key>_recheck.patch``: the unified diff removing the stale exclusions."""
+        return self._named(RECHECK_PATCH_SUFFIX)
 
     @property
     def runlog(self) -> Path:

@@ -1,0 +1,79 @@
+"""Which known-crash rules cover a case, for this backend, torch and hardware.
+
+One matcher serves both users of the ledger: the isolation policy (a covered case runs
+in a child) and a recheck of the exclusions (a covered case is rechecked, isolated, and
+its rule judged by how it ends).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from torchcts_isolate import Ledger, load_ledger
+from torchcts_schema import KnownCrashRule, Manifest, node_id_for_case
+
+PACKAGED = "packaged"  # `LedgerRule.source` of a rule shipped with torchcts-isolate
+
+
+class KnownCrashMatcher:
+    """The ledger's rules, matched against cases of one manifest's backend."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        manifest: Manifest,
+        *,
+        torch_version: str | None,
+        hardware_key: str | None,
+    ) -> None:
+        self.ledger = ledger
+        self.backends = [manifest.device, manifest.backend_name]
+        self.torch_version = torch_version
+        self.hardware_key = hardware_key
+
+    @classmethod
+    def load(
+        cls,
+        manifest: Manifest,
+        *,
+        ledger_path: Path | None = None,
+        torch_version: str | None = None,
+        hardware_key: str | None = None,
+    ) -> KnownCrashMatcher:
+        """The packaged rules plus the project's (``ledger_path`` or
+        ``./known_segfaults.json``); a bad ledger raises `ArtifactError` naming it."""
+        return cls(
+            load_ledger(ledger_path),
+            manifest,
+            torch_version=torch_version,
+            hardware_key=hardware_key,
+        )
+
+    def rules(self, spec: Any) -> list[KnownCrashRule]:
+        """The rules covering `spec` (a `CaseSpec` or anything with its fields)."""
+        return self.ledger.rules_matching(
+            spec.case_id,
+            node_id_for_case(spec.case_id),
+            surfaces=tuple(getattr(spec, "surfaces", ()) or ()),
+            dtype=spec.dtype,
+            torch_version=self.torch_version,
+            hardware_key=self.hardware_key,
+            backend=self.backends,
+        )
+
+    def rule_ids(self, spec: Any) -> tuple[str, ...]:
+        """The ids of `rules(spec)`, in ledger order."""
+        return tuple(rule.id for rule in self.rules(spec))
+
+    @property
+    def any_rule(self) -> bool:
+        """Is there a rule at all (else nothing is worth matching)?"""
+        return bool(self.ledger.rules)
+
+    def sources(self) -> dict[str, str]:
+        """Rule id -> the ledger it came from ("packaged" or the project file)."""
+        return {item.rule.id: item.source for item in self.ledger.rules}
+
+
+__all__ = ["PACKAGED", "KnownCrashMatcher"]
