@@ -36,6 +36,7 @@ JUNIT_SUFFIX = ".junit.xml"
 REPORT_SUFFIXES = (MARKDOWN_SUFFIX, HTML_SUFFIX, JUNIT_SUFFIX)
 COVERAGE_DIR = "coverage"
 SELECTIONS_DIR = "selections"  # subset runs: <results>/selections/<name>/
+DISCOVERY_DIR = "discovery"  # dtype discovery probes: <results>/discovery/
 HISTORY_GLOB = "*.json"
 CRASH_GLOB = "*.json"
 
