@@ -140,25 +140,36 @@ def run_probe(
         command += ["-n", workers]
     if resume:
         command.append("--resume")
-    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+    code, stdout = _run_through_interrupt(command)
     try:
-        summary = json.loads(done.stdout.strip().splitlines()[-1])
+        summary = json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
         summary = {}
     if not isinstance(summary, dict):
         summary = {}
-    if done.returncode != RUN_OK or not summary.get("complete"):
+    if code != RUN_OK or not summary.get("complete"):
         meaning = summary.get("exit_meaning") or "no summary"
         hint = (
             "; continue with the same discover command and --resume"
-            if done.returncode in RUN_RESUMABLE
+            if code in RUN_RESUMABLE
             else ""
         )
         raise ProbeError(
-            f"the probe run did not complete (torchcts-run exit {done.returncode}: "
+            f"the probe run did not complete (torchcts-run exit {code}: "
             f"{meaning}){hint}"
         )
     return summary
+
+
+def _run_through_interrupt(command: list[str]) -> tuple[int, str]:
+    """Run the runner; a Ctrl-C reaches it too (same process group), so wait for
+    it to write its partial report and say how it ended, instead of a traceback."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        stdout, _ = proc.communicate()
+    except KeyboardInterrupt:
+        stdout, _ = proc.communicate()
+    return proc.returncode, stdout or ""
 
 
 __all__ = [
