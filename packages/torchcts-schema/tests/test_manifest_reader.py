@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from torchcts_schema import ManifestError, load_manifest, read_manifest_source
+from torchcts_schema import (
+    ManifestError,
+    dtype_claims,
+    load_manifest,
+    read_manifest_source,
+)
 
 GOOD = '''"""A manifest."""
 DEVICE = "simdev"
@@ -73,3 +78,23 @@ def test_schema_errors_name_the_key(line: str, message: str, tmp_path: Path) -> 
     path.write_text(f"DEVICE = 'simdev'\n{line}\n")
     with pytest.raises(ManifestError, match=message):
         load_manifest(path)
+
+
+@pytest.mark.parametrize(
+    ("support", "op", "name", "claimed"),
+    [
+        (True, "add", "add", True),
+        (False, "add", "add", False),
+        ("add|mul", "add", "add", True),
+        ("add|mul", "addmm", "addmm", False),  # a whole match, never a prefix
+        ("max", "max.binary", "max", True),  # by the OpInfo name
+        ("max\\.binary", "max.binary", "max", True),  # by the full segment
+        ("max\\.binary", "max.reduction_with_dim", "max", False),
+        ("(?!(?:sin)$).*", "sin", "sin", False),
+    ],
+)
+def test_dtype_claims_matches_segment_or_name(
+    support: bool | str, op: str, name: str, claimed: bool
+) -> None:
+    """A DTYPES regex claims an op when it fully matches its segment or its name."""
+    assert dtype_claims(support, op, name) is claimed

@@ -1,14 +1,17 @@
 """``torchcts-cases``: list cases, write and check manifests, count skips, audit coverage.
 
 Bad input (a manifest, a filter) prints one line naming the file, key or value and
-exits 2; nothing here executes a case except ``coverage audit`` (CPU only).
+exits 2; nothing here executes a case itself except ``coverage audit`` (CPU only).
 ``init-manifest`` writes a manifest a run accepts (the device and backend import are
-the user's); ``init`` writes a template still marked ``TEMPLATE = True``.
+the user's); ``init`` writes a template still marked ``TEMPLATE = True``. ``discover``
+runs cases only through ``torchcts-run`` (a child process, with the runner's crash
+isolation and limits) and proposes DTYPES and OPS from what they did.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -27,19 +30,23 @@ from torchcts_schema import (
     write_atomic,
 )
 
-from torchcts_cases import __version__
+from torchcts_cases import __version__, discover_command
 
 PROG = "torchcts-cases"
 USAGE_ERROR = 2
+PROBE_INCOMPLETE = 3
 EXIT_CODES = {
     0: "done (check-manifest: the manifest is valid)",
     1: "coverage check --fail-on-unknown: some overloads are still unknown",
     2: "bad input or usage: one line naming the file, key or value",
+    3: "discover: the probe run did not complete (interrupted, backend unusable, "
+    "nothing selected): one line saying what to do",
 }
 DESCRIPTION = (
-    "List TorchCTS cases, write and check manifests, count what will not run, and "
-    "audit aten coverage. Nothing here executes a case except coverage audit (on "
-    "the CPU)."
+    "List TorchCTS cases, write and check manifests, count what will not run, "
+    "discover dtype support, and audit aten coverage. Nothing here executes a case "
+    "itself except coverage audit (on the CPU); discover runs its probe through "
+    "torchcts-run."
 )
 
 
@@ -52,9 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
+    from torchcts_cases.discovery_probe import ProbeError
+
     try:
         code: int = args.func(args)
         return code
+    except ProbeError as exc:
+        _print(f"torchcts-cases: error: {exc}", file=sys.stderr)
+        return PROBE_INCOMPLETE
     except (ManifestError, ArtifactError, ValueError, KeyError) as exc:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         _print(f"torchcts-cases: error: {text}", file=sys.stderr)
@@ -102,6 +114,14 @@ def _parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="one CaseSpec JSON object per line"
     )
     p.set_defaults(func=_list)
+
+    p = tool.add(
+        "discover",
+        "probe every op x dtype (forward, backward) on the device through "
+        "torchcts-run and propose DTYPES and OPS",
+    )
+    discover_command.add_arguments(p)
+    p.set_defaults(func=functools.partial(discover_command.run, say=_print))
 
     p = tool.add("coverage", "aten overload coverage audit")
     p.add_argument(

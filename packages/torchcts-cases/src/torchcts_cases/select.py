@@ -28,6 +28,7 @@ from torchcts_schema import (
     Manifest,
     NotRunReason,
     count_outside,
+    dtype_claims,
     gc_paused,
 )
 
@@ -299,10 +300,10 @@ class _Rules:
         if m.ops_include and not _matches(op, name, m.ops_include):
             return NotRunReason.OP_EXCLUDED, "not in OPS.include"
         if dtype is not None:
-            if m.dtypes.get(dtype, False) is False:
+            support = self.dtype_rx.get(dtype, m.dtypes.get(dtype, False))
+            if support is False:
                 return NotRunReason.DTYPE_NOT_SUPPORTED, f"DTYPES[{dtype!r}] is False"
-            rx = self.dtype_rx.get(dtype)
-            if rx is not None and not (rx.fullmatch(op) or rx.fullmatch(name)):
+            if not dtype_claims(support, op, name):
                 return (
                     NotRunReason.DTYPE_NOT_SUPPORTED,
                     f"op not matched by DTYPES[{dtype!r}]",

@@ -39,6 +39,7 @@ SELECTIONS_DIR = "selections"  # subset runs: <results>/selections/<name>/
 RECHECK_SELECTION = "recheck-exclusions"  # selections/<this>[_<filters>]/
 RECHECK_REPORT_SUFFIX = "_recheck.md"
 RECHECK_PATCH_SUFFIX = "_recheck.patch"
+DISCOVERY_DIR = "discovery"  # dtype discovery probes: <results>/discovery/
 HISTORY_GLOB = "*.json"
 CRASH_GLOB = "*.json"
 

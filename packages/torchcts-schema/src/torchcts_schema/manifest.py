@@ -214,6 +214,17 @@ def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
     )
 
 
+def dtype_claims(support: bool | str | re.Pattern[str], op: str, name: str) -> bool:
+    """Does a `DTYPES` value claim an op? A regex claims it when it fully matches the
+    op's full segment (``max.binary``) or its OpInfo name (``max``), so no regex can
+    claim ``round`` without claiming every ``round.*`` variant. Selection and dtype
+    discovery both decide with this one rule."""
+    if isinstance(support, bool):
+        return support
+    rx = re.compile(support) if isinstance(support, str) else support
+    return bool(rx.fullmatch(op) or rx.fullmatch(name))
+
+
 def _regex(pattern: Any, key: str, path: Path) -> None:
     if not isinstance(pattern, str):
         raise ManifestError(path, f"{key}: {pattern!r} is not a regex string")

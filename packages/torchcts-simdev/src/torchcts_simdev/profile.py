@@ -66,7 +66,7 @@ RULE_KEYS = {
     "note": "free text saying why the rule exists",
 }
 PROFILE_KEYS = ("name", "description", "rules")
-SHIPPED = ("clean", "demo")
+SHIPPED = ("clean", "demo", "float16_partial")
 _OP_GLOB = re.compile(r"[A-Za-z0-9_*?\[\]]+::[A-Za-z0-9_.*?\[\]]+|\*")
 
 
