@@ -59,6 +59,23 @@ def test_recycle_after_retires_healthy_children(entry_env: dict[str, str]) -> No
     assert first == second and third not in (first, None)
 
 
+def test_retire_throws_away_a_child_its_result_spoiled(
+    entry_env: dict[str, str],
+) -> None:
+    """retire(result) true: that child takes no later payload; false: it stays."""
+    with WarmPool(
+        "isolate_entries:echo",
+        env=entry_env,
+        retire=lambda result: bool(result["echo"].get("spoil")),
+    ) as pool:
+        kept = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        spoiled = pool.run({"spoil": True}, timeout_s=20, heartbeat_s=10).result
+        after = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        assert pool.replaced == 1
+    assert kept and spoiled and after
+    assert kept["pid"] == spoiled["pid"] != after["pid"]
+
+
 def test_import_failure_is_reported_per_case(entry_env: dict[str, str]) -> None:
     """A child that cannot import the entry yields an honest outcome, not a hang."""
     with WarmPool("isolate_entries:missing_function", env=entry_env) as pool:

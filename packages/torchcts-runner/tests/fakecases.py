@@ -8,7 +8,10 @@ ok, wrong, unsupported, notimpl_msg, boom, oracle, skip, segv, abort, exit, sigk
 pyhang, hang (a hang Python signals cannot interrupt), gilhang (one holding the
 GIL, so no Python thread runs either), slow, sleepy, stormsegv (every worker
 segfaults at once), sysexit, kbint, hostile (a 1 MB message with a lone surrogate,
-NUL and escape sequences), memblow (allocates until a memory limit stops it).
+NUL and escape sequences), memblow (allocates until a memory limit stops it), poison
+(a device fault that leaves the fake device broken for the process), stealth (breaks
+it without raising); with FAKE_DEVICE_UNUSABLE set the device never works. As a
+backend module it has ``torchcts_health_check``, which fails once the device broke.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from torchcts_schema import (
 
 SUITE = "fake"
 BACKEND_STATE: dict[str, Any] = {}
+BROKEN: list[str] = []  # the op that broke the fake device in this process
 
 
 class OracleUnavailable(Exception):
@@ -115,6 +119,12 @@ class PreparedCase:
 
     def run_on(self, device: str) -> object:
         op = self.spec.op
+        _check_device()
+        if op == "poison":
+            BROKEN.append(self.spec.case_id)
+            raise RuntimeError("fake device fault; the device is now broken")
+        if op == "stealth":
+            BROKEN.append(self.spec.case_id)
         if op == "wrong":
             return [1.0, 2.5, 0.0]
         if op == "unsupported":
@@ -189,6 +199,22 @@ def write_oracle_failure(
     path = results_dir / f"{run_key}_opinfo_oracle_failures_{os.getpid()}.jsonl"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"case_id": spec.case_id, "problem": str(exc)}) + "\n")
+
+
+def _check_device() -> None:
+    if os.environ.get("FAKE_DEVICE_UNUSABLE"):
+        raise RuntimeError("fake device not answering")
+    if BROKEN:
+        raise RuntimeError(f"fake device is broken (since {BROKEN[0]})")
+
+
+def torchcts_health_check(device: str) -> None:
+    """The fake backend's own probe: raises once the fake device broke."""
+    log = os.environ.get("FAKE_PROBE_LOG")
+    if log:  # lets tests count probes
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()} {device}\n")
+    _check_device()
 
 
 def torchcts_configure(options: dict[str, Any]) -> None:

@@ -205,3 +205,40 @@ def test_clean_profile_injects_nothing() -> None:
         torch.ones(2, device="simdev")
     torchcts_simdev.configure("clean")
     assert torch.equal(torch.ones(2, device="simdev").cpu(), torch.ones(2))
+
+
+def test_poison_raises_then_every_later_op_fails(inject: Inject) -> None:
+    """poison: its op raises a device fault, then every simdev op raises, naming it."""
+    import re
+
+    import torchcts_simdev
+
+    inject(op="aten::sin.out", dtype="float32", fault="poison")
+    x = _host().to("simdev")
+    assert torch.equal((x + 1).cpu(), _host() + 1)  # healthy before the fault
+    with pytest.raises(RuntimeError, match="device fault 0x2b") as info:
+        torch.sin(x)
+    assert not any(re.search(p, str(info.value)) for p in DEFAULT_UNSUPPORTED_PATTERNS)
+    torchcts_simdev.configure("clean")  # a sticky error outlives the profile
+    later = [
+        lambda: x + 1,
+        lambda: x.cpu(),
+        lambda: torch.ones(2, device="simdev"),
+        lambda: torch.arange(3).to("simdev"),
+    ]
+    for call in later:
+        with pytest.raises(RuntimeError) as info:
+            call()
+        message = str(info.value)
+        assert message.startswith("simdev device is in an error state (poisoned by ")
+        assert "aten::sin.out, simdev fault profile 'test' rule 0" in message
+        assert "until the process restarts" in message
+        assert not any(re.search(p, message) for p in DEFAULT_UNSUPPORTED_PATTERNS)
+
+
+def test_poison_only_where_its_rule_matches(inject: Inject) -> None:
+    """Calls the rule does not match (another dtype) leave the device working."""
+    inject(op="aten::sin.out", dtype="float32", fault="poison")
+    doubles = _host().double()
+    assert torch.equal(torch.sin(doubles.to("simdev")).cpu(), torch.sin(doubles))
+    assert torch.equal((_host().to("simdev") * 2).cpu(), _host() * 2)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import atexit
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from torchcts_isolate.outcome import IsolatedOutcome
@@ -48,7 +48,9 @@ class WarmPool:
 
     ``size`` children are kept started; the parent uses one at a time, so any beyond
     the first are spares that take over the moment a child is lost. ``recycle_after``
-    retires a healthy child after that many cases (for backends that leak state).
+    retires a healthy child after that many cases (for backends that leak state), and
+    ``retire`` retires one whose returned result it says spoiled the process (a device
+    the case left unusable): the next payload goes to a child that never saw it.
     ``preload`` names modules a child imports before it counts as warm (torch, the
     backend), and ``warmup`` is a ``("module:function", args)`` it calls once after
     them, so the first case a child runs does not pay for either (nor risk its
@@ -66,6 +68,7 @@ class WarmPool:
         env: dict[str, str] | None = None,
         memory_mb: int | None = None,
         recycle_after: int | None = None,
+        retire: Callable[[Any], bool] | None = None,
         beat_interval_s: float = BEAT_INTERVAL_S,
         preload: Sequence[str] = (),
         warmup: tuple[str, dict[str, Any]] | None = None,
@@ -77,10 +80,11 @@ class WarmPool:
         self.env = dict(env or {})
         self.memory_mb = memory_mb
         self.recycle_after = recycle_after
+        self.retire = retire
         self.beat_interval_s = beat_interval_s
         self.preload = tuple(preload)
         self.warmup = warmup
-        self.replaced = 0  # children thrown away after a crash, hang or error
+        self.replaced = 0  # children thrown away after a crash, hang, error or `retire`
         self._children: list[Child] = []
         self._closed = False
         self._fill()
@@ -106,6 +110,8 @@ class WarmPool:
             memory_mb=memory_mb if memory_mb is not None else self.memory_mb,
         )
         healthy = outcome.result is not None and child.proc.poll() is None
+        if healthy and self.retire is not None and self.retire(outcome.result):
+            healthy = False  # alive, but spoiled for every later payload
         recycle = self.recycle_after is not None and child.cases >= self.recycle_after
         if not healthy or recycle:
             self._children.remove(child)

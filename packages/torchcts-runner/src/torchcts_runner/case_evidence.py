@@ -46,6 +46,11 @@ class Judging:
     observed: Any = _NOTHING  # the result, or the exception the device raised
     verdict: Any = None
 
+    @property
+    def reached_device(self) -> bool:
+        """Whether the case ran on the device (it returned or raised there)."""
+        return self.observed is not _NOTHING
+
 
 @cache
 def _identity() -> HostIdentity:

@@ -2,7 +2,9 @@
 
 No pytest import, so the same function runs in an xdist worker and in a child
 interpreter (`torchcts_runner.child_entry`). Every way a case can end becomes exactly one
-`CaseRecord`; a `CaseTimeout` raised by the per-case limit becomes ``crashed``.
+`CaseRecord`; a `CaseTimeout` raised by the per-case limit becomes ``crashed``. After an
+``error`` that reached the device, the device is probed (`device_health`) and a failed
+probe is noted in the record for the executing process to act on.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ from torchcts_runner.classify import (
     exception_text,
     exception_type_name,
 )
+from torchcts_runner.device_health import (
+    PROBE_AFTER,
+    PROBE_BEFORE,
+    needs_probe,
+    probe_device,
+    with_probe,
+)
 from torchcts_runner.interrupts import user_interrupted
 from torchcts_runner.timeouts import CaseTimeout
 
@@ -57,7 +66,10 @@ class CaseContext:
     isolation: str = "none"
     memory_mb: int | None = None  # the manifest's per-case memory limit, if any
     extra: dict[str, Any] = field(default_factory=dict)
-    # stage ("prepare": inputs and CPU reference; "run": device and judging) -> guard
+    probe_before: bool = False  # a fresh run settling a failed probe (device_health)
+    probe_after: bool = True  # off once the device is known unusable from the start
+    # stage ("prepare": inputs and CPU reference; "run": device and judging; "probe":
+    # a device health probe) -> guard
     deadline: Callable[[str], AbstractContextManager[object]] = lambda stage: (
         nullcontext()
     )
@@ -186,6 +198,7 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
 
 def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:
     """Run `spec` in this process and return its record (never raises for a case)."""
+    before = _probe_before(ctx) if ctx.probe_before else None
     start = time.perf_counter()
     judging = Judging()
     try:
@@ -202,7 +215,7 @@ def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:
     duration = time.perf_counter() - start
     if isinstance(result, BaseException):
         return _reference_unavailable(spec, ctx, result, duration)
-    return with_judging_evidence(
+    record = with_judging_evidence(
         make_record(spec, ctx, result, duration),
         judging,
         manifest=ctx.manifest,
@@ -210,6 +223,24 @@ def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:
         results_dir=ctx.results_dir,
         run_key=ctx.run_key,
     )
+    if before is not None:  # a device broken before the case: nothing more to learn
+        return with_probe(record, PROBE_BEFORE, before)
+    # a fresh run settling blame probes after any ending but a crash
+    settling = ctx.probe_before and record.status is not Status.CRASHED
+    probe = ctx.probe_after and not ctx.metadata_only
+    if settling or (probe and needs_probe(record.status, judging.reached_device)):
+        guard = ctx.deadline("probe")
+        problem = probe_device(ctx.device, ctx.manifest.backend_import, guard)
+        return with_probe(record, PROBE_AFTER, problem)
+    return record
+
+
+def _probe_before(ctx: CaseContext) -> str | None:
+    """The probe before a case, in a fresh process (its backend imported first)."""
+    manifest = ctx.manifest
+    if ensure_backend(manifest.backend_import, manifest.backend_options) is not None:
+        return None  # the case reports the configuration problem itself
+    return probe_device(ctx.device, manifest.backend_import, ctx.deadline("probe"))
 
 
 __all__ = ["CaseContext", "execute_case", "is_claimed", "make_record"]

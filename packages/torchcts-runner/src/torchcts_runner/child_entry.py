@@ -6,7 +6,8 @@ Nothing here imports pytest, so an isolation child stays a light interpreter.
 `torchcts_isolate` starts a fresh interpreter (or a warm one) and calls
 ``run_case(payload)``; it returns ``CaseRecord.to_dict()``. Payload keys: ``case_id``,
 ``manifest`` (path), ``device``, ``results_dir``, ``options`` (``run_key``,
-``case_source``, ``validation``, ``timeout_s``, ``worker``, ``isolation``). The context
+``case_source``, ``validation``, ``timeout_s``, ``worker``, ``isolation``, and
+``probe_before`` for the fresh run that settles a failed device probe). The context
 is cached per process, so a warm child pays for the manifest and imports once.
 """
 
@@ -37,6 +38,7 @@ def _context(
     validation: bool,
     worker: str,
     isolation: str,
+    probe_before: bool,
 ) -> CaseContext:
     return CaseContext(
         manifest=load_manifest(manifest),
@@ -47,6 +49,7 @@ def _context(
         worker=worker,
         validation=validation,
         isolation=isolation,
+        probe_before=probe_before,
     )
 
 
@@ -62,6 +65,7 @@ def run_case(payload: dict[str, Any]) -> JsonDict:
         bool(options.get("validation", False)),
         str(options.get("worker", "child")),
         str(options.get("isolation", "subprocess")),
+        bool(options.get("probe_before", False)),
     )
     spec = ctx.source.get_case(str(payload["case_id"]))
     limit = options.get("timeout_s")

@@ -365,7 +365,10 @@ class ControllerRole:
     def pytest_report_teststatus(
         self, report: pytest.TestReport
     ) -> tuple[str, str, str] | None:
-        """Terminal words for the seven statuses; letters are replaced by progress."""
+        """Terminal words for the seven statuses; letters are replaced by progress.
+        xdist's report of a worker that left to be replaced counts as nothing."""
+        if getattr(report, "torchcts_replacement", False):
+            return "", "", ""
         record = record_of(report)
         if record is None:
             return None
@@ -387,17 +390,23 @@ class ControllerRole:
         A death with evidence of its own (a fatal-signal dump, a timeout, an exit
         status) is the case's crash, and the rest of its op runs isolated from now
         on. A death that something else may have caused (SIGKILL, SIGTERM, no trace)
-        is retried once, isolated, at the end of the run. During an interrupt the
-        controller is ending its workers itself: their cases are in flight, not
-        crashed.
+        is retried once, isolated, at the end of the run. A worker that left on
+        purpose after the case (its device broke) is only replaced. During an
+        interrupt the controller is ending its workers itself: their cases are in
+        flight, not crashed.
         """
         case_id = case_id_for_node(node_id)
         if case_id is None or not self.started or interrupted_by() is not None:
             return
         self.in_flight.pop(node_id, None)
-        ending = self.handling.worker_died(
-            case_id, str(node.gateway.id), worker_exit_status(node)
-        )
+        worker = str(node.gateway.id)
+        replaced = self.handling.worker_replaced(case_id, worker)
+        if replaced is not None:  # the case's own record is journaled already
+            report.longrepr = f"{node_id}: {replaced}"
+            report.torchcts_replacement = True  # not a second result of the case
+            self._write(f"TorchCTS: {replaced}\n")
+            return
+        ending = self.handling.worker_died(case_id, worker, worker_exit_status(node))
         if isinstance(ending, str):  # retried at the end: no record yet
             report.longrepr = f"{node_id}: {ending}"
             return

@@ -3,10 +3,11 @@
 After a case crashes its worker, the rest of its op runs isolated for the remainder
 of the run; a worker death that something else may have caused (SIGKILL, SIGTERM, no
 trace at all) is no evidence against the case, so the case is retried once, isolated,
-at the end; adaptive isolation from earlier runs is decided once, before this run's
-first case; and what a previous attempt left behind (`resume.ResumeFindings`)
-becomes records and retries. Every decision is journaled and published to the
-executing processes through the run's decisions file.
+at the end; a worker that left because its device broke is replaced, not crashed;
+adaptive isolation from earlier runs is decided once, before this run's first case;
+and what a previous attempt left behind (`resume.ResumeFindings`) becomes records
+and retries. Every decision is journaled and published to the executing processes
+through the run's decisions file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from torchcts_runner.resume import RETRIED, ResumeFindings
 from torchcts_runner.retry import retry_isolated
 from torchcts_runner.run_writer import RunWriter
 from torchcts_runner.settings import RunSettings
+from torchcts_runner.worker_replacement import replaced_after
 
 DECISIONS = "isolation_decisions"  # the diagnostic that journals them
 
@@ -100,6 +102,19 @@ class CrashHandling:
         record = self.recorder.crashed(case_id, crash, worker, fault, defer_repro=True)
         self.isolate_op_of(record, "crashed its worker")
         return record
+
+    def worker_replaced(self, case_id: str, worker: str) -> str | None:
+        """Why `worker` left after `case_id` on purpose (its device broke), or None
+        when it did not (`worker_replacement`). Its record came first; should it be
+        missing, the case is retried isolated at the end like a vanished one."""
+        if replaced_after(self.writer.scratch, worker) != case_id:
+            return None
+        if case_id not in self.writer.records and case_id not in self.retries:
+            self.retries.append(case_id)
+        return (
+            f"worker {worker} left after {case_id} because its device failed a "
+            "health probe; a fresh worker takes over its cases (not a crash)"
+        )
 
     def run_retries(self) -> None:
         """Cases whose worker vanished without evidence, once more, isolated."""

@@ -4,7 +4,10 @@ Present in every process that executes cases: each xdist worker, or the single
 process of a run without xdist. It builds the same ordered item list everywhere,
 writes the runlog start before each case, enforces the per-case limit (pytest-timeout
 resolves it; the two-stage `case_deadline` applies it) and hands the isolation seam
-each case.
+each case. When its device fails a health probe after a case (`device_health`), it
+settles the blame in a fresh child and runs no more cases on that device: an xdist
+worker leaves to be replaced once the case's reports are out; a run without xdist
+isolates the rest of its cases.
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ from torchcts_runner.crash_evidence import (
     scratch_dir,
 )
 from torchcts_runner.crash_recorder import CrashRecorder
+from torchcts_runner.device_health import (
+    AFTER_POISON,
+    PROBE_LIMIT_S,
+    Finding,
+    probe_failed,
+    settle,
+)
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
@@ -39,6 +49,7 @@ from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
 from torchcts_runner.timeouts import BACKSTOP, case_deadline
+from torchcts_runner.worker_replacement import leave_for_replacement
 
 WARM_UP_ALLOWANCE_S = 120.0  # added to the first case's limit in each process
 PLAN_WAIT_S = 1800.0  # a full-depth selection of every dtype can take minutes
@@ -88,6 +99,7 @@ class ExecutorRole:
         self._context: CaseContext | None = None
         self._warm = False
         self._source_warm = False
+        self._broken_by: str | None = None  # the case after which this worker leaves
         if self.worker != "main":
             ignore_interrupts()  # the controller ends its workers
             self._watch = ParentWatch(self._orphaned)
@@ -209,8 +221,15 @@ class ExecutorRole:
 
     @pytest.hookimpl
     def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
-        """No case in flight between cases."""
+        """No case in flight between cases; a worker whose device broke leaves now,
+        its case's reports sent and its next case not started."""
         self.current = None
+        if self._broken_by is not None:
+            if self.runlog is not None:
+                self.runlog.close()
+            if self._policy is not None:
+                self._policy.close()
+            leave_for_replacement(self.scratch, self.worker, self._broken_by)
 
     @pytest.hookimpl
     def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> bool | None:
@@ -247,19 +266,43 @@ class ExecutorRole:
         ensure_backend(manifest.backend_import, manifest.backend_options)
         self._warm_source(self.context().source, self.plan.to_run if self.plan else [])
 
+    def payload(self, spec: CaseSpec) -> dict[str, Any]:
+        """What an isolation child needs to run `spec`."""
+        return {
+            "case_id": spec.case_id,
+            "manifest": str(self.settings.manifest.path),
+            "device": self.settings.device,
+            "results_dir": str(self.settings.results_dir),
+            "options": self.payload_options(),
+        }
+
     def run_item(self, item: CaseItem) -> CaseRecord:
         """Run one case where the isolation policy says, within its limit."""
         spec = item.spec
         mode = self.policy.mode_for(spec)
         if mode != "none":
-            payload = {
-                "case_id": spec.case_id,
-                "manifest": str(self.settings.manifest.path),
-                "device": self.settings.device,
-                "results_dir": str(self.settings.results_dir),
-                "options": self.payload_options(),
-            }
-            return self.policy.run(spec, payload)
+            return self.policy.run(spec, self.payload(spec))
+        record = self._run_here(item)
+        return (
+            self._after_broken_device(spec, record) if probe_failed(record) else record
+        )
+
+    def _after_broken_device(self, spec: CaseSpec, record: CaseRecord) -> CaseRecord:
+        """The device failed its probe after `spec`: settle the blame in a fresh
+        child, then run no more cases on this device (unless it never worked)."""
+        payload = self.payload(spec)
+        settled, found = settle(record, lambda: self.policy.run_fresh(spec, payload))
+        if found is Finding.UNUSABLE:
+            self.context().probe_after = False  # every case here errors: say so once
+        elif self.worker == "main":
+            self.policy.forced = AFTER_POISON
+        else:
+            self._broken_by = spec.case_id
+        return settled
+
+    def _run_here(self, item: CaseItem) -> CaseRecord:
+        """Run the case in this process."""
+        spec = item.spec
         limit = item.limit_s or self.settings.case_timeout_s
         first = not self._warm
         if first:
@@ -270,15 +313,19 @@ class ExecutorRole:
         node_id = item.nodeid
 
         def deadline(stage: str) -> AbstractContextManager[object]:
-            # the first case's inputs may import the OpInfo database: allow for it
+            # the first case's inputs may import the OpInfo database: allow for it;
+            # a device probe gets a short limit of its own (a broken device may hang)
             extra = WARM_UP_ALLOWANCE_S if first and stage == "prepare" else 0.0
+            stage_limit = PROBE_LIMIT_S if stage == "probe" else limit
 
             def hard_timeout() -> None:
-                leave_timeout_marker(self.scratch, self.worker, node_id, limit)
+                leave_timeout_marker(self.scratch, self.worker, node_id, stage_limit)
                 if self._on_hard_timeout is not None:
-                    self._on_hard_timeout(node_id, limit)
+                    self._on_hard_timeout(node_id, stage_limit)
 
-            return case_deadline(limit + extra, hard_timeout, fault_file(self.worker))
+            return case_deadline(
+                stage_limit + extra, hard_timeout, fault_file(self.worker)
+            )
 
         context = self.context()
         context.deadline = deadline

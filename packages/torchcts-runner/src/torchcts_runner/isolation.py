@@ -14,7 +14,12 @@ it isolates to `IsolationPolicy.run`. Modes (``--isolate``):
 In every mode but ``none``, decisions made during the run also apply
 (`torchcts_runner.isolation_decisions`): after a case crashes its worker, the rest of
 its op runs in a child (``after_crash``), and a case whose process vanished without
-evidence is retried once in a child (``retry``).
+evidence is retried once in a child (``retry``). In any mode, a process whose device
+broke runs the rest of its in-process cases in children (``forced``, ``after_poison``).
+
+A child whose device fails its health probe after a case is retired, and the case runs
+once more in a child started for it (``poison_check``), which settles whether the case
+broke the device (`torchcts_runner.device_health`).
 
 Isolation only decides where a case executes. A child that returns gives the record it
 wrote; a child that dies gives ``crashed`` with the signal, exit code, timeout or hang,
@@ -24,7 +29,7 @@ or softened because it ran isolated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,13 @@ from torchcts_schema import (
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.defaults import ISOLATE_MODES
+from torchcts_runner.device_health import (
+    POISON_CHECK,
+    PROBE_AFTER,
+    Finding,
+    probe_failed,
+    settle,
+)
 from torchcts_runner.isolation_decisions import DecisionReader
 from torchcts_runner.known_crash_match import KnownCrashMatcher
 from torchcts_runner.metadata import torch_version
@@ -96,6 +108,8 @@ class IsolationPolicy:
         self._pool: WarmPool | None = None
         self.decisions: DecisionReader | None = None
         self.recorder: CrashRecorder | None = None  # set by the process's executor
+        self.forced: str | None = None  # isolate every in-process case, saying why
+        self.device_unusable = False  # the device fails its probe in a fresh process
         if requested != "none" and options and options.get("results_dir"):
             scratch = scratch_dir(
                 Path(str(options["results_dir"])), str(options.get("run_key"))
@@ -145,7 +159,7 @@ class IsolationPolicy:
         if mode is None:
             mode = self._decide(spec)
             self._modes[case_id] = mode
-        return mode
+        return self.forced if mode == "none" and self.forced else mode
 
     def _decide(self, spec: Any) -> str:
         if self.requested in ("none", "all"):
@@ -159,12 +173,36 @@ class IsolationPolicy:
         mode = self.mode_for(spec)
         if mode == "none":
             raise ValueError(f"{spec.case_id} runs in process (mode_for says 'none')")
+        if self._pool is None:
+            self._pool = self._new_pool(spec.case_id, POOL_SIZE, retire=self._spoiled)
+        record = self._run_in(self._pool, spec, payload, mode)
+        if probe_failed(record) and not self.device_unusable:
+            record, found = settle(record, lambda: self.run_fresh(spec, payload))
+            self.device_unusable = found is Finding.UNUSABLE
+        return record
+
+    def run_fresh(self, spec: CaseSpec, payload: dict[str, Any]) -> CaseRecord:
+        """Run `spec` in a child started for it (warmed, but it ran no case before),
+        probing the device before and after it, as `device_health.settle` needs."""
+        options = {**dict(payload.get("options") or {}), "probe_before": True}
+        pool = self._new_pool(spec.case_id, 1)  # closed after one case: no retiring
+        try:
+            return self._run_in(
+                pool, spec, {**payload, "options": options}, POISON_CHECK
+            )
+        finally:
+            pool.close()
+
+    def _run_in(
+        self, pool: WarmPool, spec: CaseSpec, payload: dict[str, Any], mode: str
+    ) -> CaseRecord:
         options = {**dict(payload.get("options") or {}), "isolation": mode}
         payload = {**payload, "options": options}
         limit = float(options.get("timeout_s") or self.options.get("timeout_s") or 300)
-        limits = self.manifest.resource_limits if self.manifest else {}
+        manifest = self._manifest()
+        limits = manifest.resource_limits if manifest else {}
         heartbeat = float(limits.get("hang_heartbeat_s") or limit)
-        outcome = self._start_pool(spec.case_id).run(
+        outcome = pool.run(
             payload,
             # the child's own limit fires first and returns a timeout record; this
             # watchdog ends a child that could not even do that, before the child's
@@ -173,6 +211,24 @@ class IsolationPolicy:
             heartbeat_s=heartbeat,
         )
         return self.record_of_outcome(spec, outcome, mode)
+
+    def _manifest(self) -> Manifest | None:
+        """The manifest; a ``none`` policy reads it only once it must isolate."""
+        path = self.options.get("manifest")
+        if self.manifest is None and path:
+            try:
+                self.manifest = load_manifest(str(path))
+            except ArtifactError as exc:  # checked at start-up: changed since
+                raise pytest.UsageError(f"isolating a case: {exc}") from None
+        return self.manifest
+
+    def _spoiled(self, result: Any) -> bool:
+        """A child whose device failed its probe takes no later case (unless the
+        device fails it everywhere, before any case)."""
+        if self.device_unusable or not isinstance(result, dict):
+            return False
+        extra = result.get("extra")
+        return isinstance(extra, dict) and PROBE_AFTER in extra
 
     def record_of_outcome(
         self, spec: CaseSpec, outcome: IsolatedOutcome, mode: str
@@ -244,30 +300,35 @@ class IsolationPolicy:
             stdout_tail=outcome.stdout_tail,
         )
 
-    def _start_pool(self, warm_case: str) -> WarmPool:
-        """The warm pool, started at the first isolated case; its children warm up on
-        that case's inputs (CPU only), so lazy imports such as the OpInfo database
-        are paid before a child takes cases, never inside a case's limit."""
-        if self._pool is None:
-            manifest = self.manifest
-            source = str(self.options.get("case_source") or "torchcts_cases")
-            backend = manifest.backend_import if manifest else None
-            preload = [m for m in (backend, source) if m]
-            limits = manifest.resource_limits if manifest else {}
-            memory = limits.get("memory_mb")
-            warm = {
-                "manifest": str(self.options.get("manifest")),
-                "case_source": source,
-                "case_id": warm_case,
-            }
-            self._pool = WarmPool(
-                CHILD_ENTRY,
-                size=POOL_SIZE,
-                memory_mb=int(memory) if memory else None,
-                preload=preload,
-                warmup=(WARM_ENTRY, warm) if manifest else None,
-            )
-        return self._pool
+    def _new_pool(
+        self,
+        warm_case: str,
+        size: int,
+        retire: Callable[[Any], bool] | None = None,
+    ) -> WarmPool:
+        """A warm pool (the run's, started at its first isolated case, or a one-off);
+        its children warm up on that case's inputs (CPU only), so lazy imports such
+        as the OpInfo database are paid before a child takes cases, never inside a
+        case's limit."""
+        manifest = self._manifest()
+        source = str(self.options.get("case_source") or "torchcts_cases")
+        backend = manifest.backend_import if manifest else None
+        preload = [m for m in (backend, source) if m]
+        limits = manifest.resource_limits if manifest else {}
+        memory = limits.get("memory_mb")
+        warm = {
+            "manifest": str(self.options.get("manifest")),
+            "case_source": source,
+            "case_id": warm_case,
+        }
+        return WarmPool(
+            CHILD_ENTRY,
+            size=size,
+            memory_mb=int(memory) if memory else None,
+            retire=retire,
+            preload=preload,
+            warmup=(WARM_ENTRY, warm) if manifest else None,
+        )
 
     def close(self) -> None:
         """End the warm children (also done at interpreter exit)."""

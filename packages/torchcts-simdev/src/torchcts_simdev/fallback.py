@@ -147,6 +147,10 @@ class Fallback:
     def __init__(self) -> None:
         self.profile: FaultProfile = CLEAN
         self._ops: dict[torch._ops.OpOverload, _Op] = {}
+        # set by a ``poison`` fault: the op and rule that broke the device. Like a
+        # sticky driver error it outlives profile switches; only a new process (or a
+        # test resetting this attribute) has a working device again.
+        self.poisoned: str | None = None
 
     def set_profile(self, profile: FaultProfile) -> None:
         """Switch profiles; cached rule lookups are dropped with the old one."""
@@ -154,11 +158,15 @@ class Fallback:
         self._ops = {}
 
     def __call__(self, op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
+        if self.poisoned is not None:
+            raise faults.poisoned_error(self.poisoned, op.name())  # type: ignore[no-untyped-call]
         info = self._ops.get(op)
         if info is None:
             info = self._ops[op] = _Op(op, self.profile)
         rule = _select(info, args, kwargs) if info.rules else None
         if rule is not None and rule.fault in faults.BEFORE:
+            if rule.fault == "poison":
+                self.poisoned = faults.poison_origin(rule, info.name, self.profile.name)
             faults.before(rule, info.name, self.profile.name)
         if info.name == "aten::_to_copy" and to_host(kwargs):
             return copy_to_host(args, kwargs)

@@ -17,7 +17,15 @@ from torchcts_simdev.profile import FaultRule
 
 # Faults that act before the op runs (they never produce outputs).
 BEFORE = frozenset(
-    ("not_implemented", "runtime_error", "segfault", "abort", "hang", "memory_blowup")
+    (
+        "not_implemented",
+        "runtime_error",
+        "poison",
+        "segfault",
+        "abort",
+        "hang",
+        "memory_blowup",
+    )
 )
 # Faults that replace the op's outputs after it ran.
 AFTER = frozenset(
@@ -63,6 +71,11 @@ def before(rule: FaultRule, op_name: str, profile: str) -> None:
         )
     if kind == "runtime_error":
         raise RuntimeError(f"simdev kernel failed: device fault 0x2a ({tag})")
+    if kind == "poison":
+        raise RuntimeError(
+            f"simdev kernel failed: device fault 0x2b, the device is now in an error "
+            f"state ({tag})"
+        )
     if kind == "memory_blowup":
         _memory_blowup(rule.max_mb, tag)
     _announce(f"simdev: {kind} {tag}")
@@ -72,6 +85,23 @@ def before(rule: FaultRule, op_name: str, profile: str) -> None:
         os.abort()
     elif kind == "hang":
         hang_holding_gil()
+
+
+def poison_origin(rule: FaultRule, op_name: str, profile: str) -> str:
+    """The op and rule a ``poison`` fault names in every later op's error."""
+    return f"{op_name}, simdev fault profile {profile!r} rule {rule.index}"
+
+
+def poisoned_error(poisoned_by: str, op_name: str) -> RuntimeError:
+    """What every op raises once a ``poison`` fault left the device in an error state.
+
+    Worded like a sticky driver error (CUDA's illegal address): it names the op that
+    failed now and the one that broke the device, so a reader can tell the two apart.
+    """
+    return RuntimeError(
+        f"simdev device is in an error state (poisoned by {poisoned_by}): {op_name} "
+        "cannot run; every simdev op fails until the process restarts"
+    )
 
 
 def _announce(line: str) -> None:

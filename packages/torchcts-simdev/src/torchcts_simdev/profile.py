@@ -22,6 +22,7 @@ FAULT_KINDS = (
     "wrong_strides",
     "not_implemented",
     "runtime_error",
+    "poison",
     "segfault",
     "abort",
     "hang",
