@@ -1,4 +1,5 @@
-"""What a judged case adds to its record: the tolerance it was judged with, and for a
+"""What a judged case adds to its record: the tolerance it was judged with, the
+overloads that ran through the device's CPU fallback, and for a
 case that ran and did not pass, the facts `torchcts-report explain` shows and a
 standalone repro script in ``<key>_repros/`` (and, where the case source can save it
 exactly, the sample a rerun replays instead of rebuilding it: `saved_inputs_finder`).
@@ -43,6 +44,7 @@ class Judging:
     expected: Any = _NOTHING
     observed: Any = _NOTHING  # the result, or the exception the device raised
     verdict: Any = None
+    cpu_fallback: tuple[str, ...] = ()  # overloads that ran through a CPU fallback
 
 
 @cache
@@ -113,10 +115,13 @@ def with_judging_evidence(
     results_dir: Path,
     run_key: str,
 ) -> CaseRecord:
-    """`record` with its tolerance, and its facts and repro when it did not pass."""
+    """`record` with its tolerance and CPU-fallback overloads, and its facts and
+    repro when it did not pass."""
     tolerance = getattr(judging.verdict, "tolerance", None)
     if tolerance is not None:
         record = replace(record, tolerance=tolerance)
+    if judging.cpu_fallback:
+        record = replace(record, cpu_fallback=judging.cpu_fallback)
     if record.status not in EXPLAINED or judging.prepared is None:
         return record
     problems = []
