@@ -11,7 +11,11 @@ import torch
 import torchcts_simdev
 from torchcts_cases import watch_fallbacks
 from torchcts_cases.dispatch_recorder import FALLBACK, KERNEL, RouteRecorder
-from torchcts_cases.fallback_watch import fallback_key, kernel_route
+from torchcts_cases.fallback_watch import (
+    fallback_key,
+    kernel_route,
+    warned_overloads,
+)
 
 MPS_WORDING = (
     "The operator 'aten::linalg_svd' is not currently supported on the MPS backend "
@@ -135,6 +139,19 @@ def test_a_fallback_warning_under_an_error_filter_is_recorded_not_raised() -> No
         with pytest.raises(UserWarning), watch_fallbacks("simdev"):
             warnings.warn("a warning made an error", UserWarning, stacklevel=1)
     assert watch.overloads == ("aten::sin.out",)
+
+
+def test_the_xpu_wordings_are_read_too() -> None:
+    """XPU's fallback says "is falling back", its debug wording drops the quote."""
+    assert warned_overloads(
+        [
+            "The operator 'aten::nonzero' is not currently supported on the XPU "
+            "backend and will fall back to run on the CPU.",
+            "The operator 'aten::cumsum.out on the XPU backend is falling back to "
+            "run on the CPU.",
+            "The operator 'aten::x' is not currently implemented for the MPS device.",
+        ]
+    ) == {"aten::nonzero", "aten::cumsum.out"}
 
 
 @pytest.mark.parametrize(

@@ -36,9 +36,10 @@ import torch
 
 from torchcts_cases.dispatch_recorder import FALLBACK, KERNEL, RouteRecorder
 
-# the PyTorch wording (MPS, XPU: "...will fall back..." / "...is falling back...")
+# the PyTorch wording (MPS, XPU: "...will fall back..." / "...is falling back...";
+# XPU's debug wording leaves the closing quote out)
 FALLBACK_WARNING = re.compile(
-    r"The operator '(?P<op>[A-Za-z0-9_]+::[A-Za-z0-9_.]+)'[^\n]*?"
+    r"The operator '(?P<op>[A-Za-z0-9_]+::[A-Za-z0-9_.]+)'?[^\n]*?"
     r"fall(?:s|ing)? back to run on the CPU"
 )
 # a `warnings` filter matches a message's start: these always reach the watch
