@@ -43,5 +43,9 @@ LEVEL = 4
 # Metal's fast math for transcendental functions
 TOLERANCES = {"dtypes": {"float32": {"atol": 1e-4, "rtol": 1e-4}}}
 
+# With PYTORCH_ENABLE_MPS_FALLBACK=1, ops Metal lacks run on the CPU; such cases are
+# labelled and counted apart from native passes. "forbid" fails them instead.
+CPU_FALLBACK = "allow"
+
 RESOURCE_LIMITS = {"case_timeout_s": 120, "workers": 1}
 DEVICE_COUNT = 1

@@ -73,6 +73,12 @@ MAX_SAMPLES_PER_OP = None
 # hang costs seconds, not minutes. memory_mb caps each isolated case's memory.
 RESOURCE_LIMITS = {"case_timeout_s": 20, "workers": 2, "memory_mb": 4096}
 
+# A case that ran part of its work through the backend's CPU fallback (overloads
+# with no kernel of the backend's own; a profile's cpu_fallback rules make simdev
+# route some there) is labelled and counted apart from native passes. "forbid"
+# fails such a case that passed (implement_or_declare), naming the overloads.
+CPU_FALLBACK = "allow"
+
 # Ops excluded on purpose, with the reason the report shows for them (not_run).
 OPS = {
     "exclude": {

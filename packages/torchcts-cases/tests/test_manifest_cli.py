@@ -37,11 +37,12 @@ def _check(
         ('DEVICE = "cpu"\nDTYPES = {"float32": "nothing_matches_this"}\n', "matches no op name"),
         ('import os\nDEVICE = "cpu"\n', "only NAME = <literal>"),
         ('DEVICE = "cpu"\nLEVEL = int("3")\n', "not a literal"),
+        ('DEVICE = "cpu"\nCPU_FALLBACK = "sometimes"\n', "CPU_FALLBACK must be 'allow' or 'forbid'"),
     ],
     ids=["unknown-key", "unknown-capability", "unknown-dtype", "invalid-regex",
          "invalid-tolerance", "invalid-tolerance-key", "unknown-op", "unknown-op-exclude",
          "unknown-op-tolerance", "glob-matches-nothing", "regex-matches-nothing",
-         "code-import", "code-call"],
+         "code-import", "code-call", "cpu-fallback-policy"],
 )  # fmt: skip
 def test_manifest_errors_name_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str

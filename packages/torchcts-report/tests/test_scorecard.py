@@ -484,3 +484,45 @@ def test_support_surface_puts_manifest_decisions_before_filters(tmp_path, syn):
     filtered = text.index("Left out by this run's own filters; run without them")
     assert excluded < filtered
     assert "5 case(s), filtered\\_by\\_selection" in text
+
+
+def test_passes_through_a_cpu_fallback_are_counted_apart(tmp_path, syn):
+    """Passes that ran through the CPU fallback are counted apart from native ones,
+    with the overloads and the cases by name; a forbidden one is counted as such."""
+    sin = ("aten::sin.out",)
+    detail = "passed only through the device's CPU fallback, which the manifest forbids"
+    recs = [
+        syn.record("add"),
+        syn.record("sin", cpu_fallback=sin),
+        syn.record("sin", "float64", cpu_fallback=("aten::cos.out", *sin)),
+        syn.record(
+            "sin",
+            "bfloat16",
+            Status.FAILED,
+            detail=detail,
+            next_fix=NextFix.IMPLEMENT_OR_DECLARE,
+            cpu_fallback=sin,
+        ),
+    ]
+    text = _render(tmp_path, syn, syn.artifact(recs))
+    status = _section(text, "Status counts")
+    assert (
+        "**2 of the 3 passed case(s) passed only through the device's CPU "
+        "fallback**; 1 passed natively" in status
+    )
+    section = _section(text, "CPU fallback")
+    assert "3 executed case(s) ran part of their work on the CPU" in section
+    assert "**2 passed only through it**, counted apart from the 1 native" in section
+    assert "1 failed because the manifest forbids the CPU fallback" in section
+    assert "| `passed` | 2 |" in section and "| `failed` | 1 |" in section
+    assert "| `aten::sin.out` | 3 | 2 |" in section
+    assert "| `aten::cos.out` | 1 | 1 |" in section
+    assert "- `opinfo/sin/forward/float32/0`: `aten::sin.out`" in section
+    assert "opinfo/sin/forward/bfloat16/0" not in section.split("Cases that")[1]
+    assert "Implement sin for bfloat16" in _section(text, "Next fix")
+
+
+def test_a_run_without_cpu_fallback_has_no_such_section(tmp_path, syn):
+    """Nothing fell back: no section, no note under the status counts."""
+    text = _render(tmp_path, syn)
+    assert "## CPU fallback" not in text and "CPU fallback" not in text

@@ -24,6 +24,22 @@ def test_paths_are_relative_to_the_working_directory(tmp_path: Path) -> None:
     assert summary["history"] is None
     assert summary["exit_code"] == 1 and summary["counts"] == {"passed": 2, "failed": 1}
     assert summary["complete"] is True and summary["run_key"] == "simdev_x"
+    assert summary["passed_via_cpu_fallback"] == 0  # an older status file lacks it
+
+
+def test_passes_through_a_cpu_fallback_are_counted_apart(tmp_path: Path) -> None:
+    """The status file's count of passes through the CPU fallback is carried; a
+    damaged one reads as 0, never as text."""
+    status = {"counts": {"passed": 3}, "passed_via_cpu_fallback": 2}
+    summary = run_summary(0, status, cwd=tmp_path, exit_meaning="ok")
+    assert summary["passed_via_cpu_fallback"] == 2
+    status["passed_via_cpu_fallback"] = "2"
+    assert (
+        run_summary(0, status, cwd=tmp_path, exit_meaning="ok")[
+            "passed_via_cpu_fallback"
+        ]
+        == 0
+    )
 
 
 def test_no_status_file_still_gives_an_object(tmp_path: Path) -> None:

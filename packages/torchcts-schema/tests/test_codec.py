@@ -110,6 +110,12 @@ def case_records(draw: st.DrawFn) -> CaseRecord:
             st.none() | st.dictionaries(st.text(max_size=8), JSON_VALUE, max_size=3)
         ),
         repro=draw(st.none() | st.text(max_size=20)),
+        cpu_fallback=draw(
+            st.none()
+            | st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=3).map(
+                tuple
+            )
+        ),
     )
 
 

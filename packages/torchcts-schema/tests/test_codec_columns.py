@@ -130,6 +130,9 @@ def record_lists(draw: st.DrawFn) -> list[CaseRecord]:
                 tolerance=draw(st.none() | tolerance),
                 facts=draw(st.none() | st.sampled_from([{}, {"inputs": []}])),
                 repro=draw(st.none() | st.sampled_from(["a.py", 3])),
+                cpu_fallback=draw(
+                    st.none() | st.sampled_from([("aten::sin.out",), ("a", "b"), (3,)])
+                ),
                 **row,
                 **picks,
             )
@@ -282,8 +285,10 @@ def test_columns_follow_the_record_fields_in_order() -> None:
     assert tuple(block["columns"]) == FIELD_NAMES[: -len(OMITTED_WHEN_NULL)]
     used = ToleranceUsed("float32", 1e-5, 1.3e-5, ToleranceSource.DEFAULT_TABLE)
     block = encode_records([record(tolerance=used, repro="r.py"), record(sample=1)])
-    assert tuple(block["columns"]) == (*FIELD_NAMES[:-2], "repro")
+    assert tuple(block["columns"]) == (*FIELD_NAMES[:-3], "repro")
     assert decode_records(block)[0].tolerance == used
+    block = encode_records([record(cpu_fallback=("aten::sin.out",)), record()])
+    assert tuple(block["columns"]) == (*FIELD_NAMES[:-4], "cpu_fallback")
 
 
 def test_new_record_fields_round_trip_and_bad_ones_are_named() -> None:
@@ -298,6 +303,25 @@ def test_new_record_fields_round_trip_and_bad_ones_are_named() -> None:
     block["columns"]["tolerance"] = bad
     with pytest.raises(ArtifactError, match="tolerance atol is not a number"):
         decode_records(block)
+
+
+def test_cpu_fallback_round_trips_and_a_bad_one_is_named() -> None:
+    """cpu_fallback comes back as the same tuple from a block and from a dict, is a
+    list in JSON, and a value that is not a list of names is refused by name."""
+    names = ("aten::add.out", "aten::sin.out")
+    records = [record(cpu_fallback=names), record(sample=1), record(sample=2)]
+    block = json.loads(json.dumps(encode_records(records)))
+    assert block["columns"]["cpu_fallback"] == {
+        "codec": "raw",
+        "values": [list(names), None, None],
+    }
+    assert decode_records(block) == records
+    assert records[0].to_dict()["cpu_fallback"] == list(names)
+    assert CaseRecord.from_dict(records[0].to_dict()) == records[0]
+    for bad in ([3], "aten::sin.out", [""]):
+        block["columns"]["cpu_fallback"] = {"codec": "raw", "values": [bad, None, None]}
+        with pytest.raises(ArtifactError, match="cpu_fallback is not a list"):
+            decode_records(block)
 
 
 def test_decoded_records_own_their_extra_dicts() -> None:

@@ -29,6 +29,14 @@ def test_reads_literal_assignments(tmp_path: Path) -> None:
     assert manifest.device == "simdev" and manifest.level == 2
     assert manifest.dtypes["float16"] == "^(add|mul)$"
     assert manifest.digest.startswith("sha256:")
+    assert manifest.cpu_fallback == "allow"  # the default: label, never fail
+
+
+def test_cpu_fallback_policy_is_read(tmp_path: Path) -> None:
+    """CPU_FALLBACK = 'forbid' reaches the manifest as written."""
+    path = tmp_path / "manifest.py"
+    path.write_text(GOOD + 'CPU_FALLBACK = "forbid"\n')
+    assert load_manifest(path).cpu_fallback == "forbid"
 
 
 @pytest.mark.parametrize(
@@ -70,6 +78,11 @@ def test_code_is_refused_with_its_line(
         ("LEVEL = 9", "LEVEL must be an integer 1-8"),
         ("RESOURCE_LIMITS = {'gpus': 1}", "unknown key 'gpus'"),
         ("OPS = {'exclude': {'add': ''}}", "non-empty reason"),
+        (
+            "CPU_FALLBACK = 'warn'",
+            "CPU_FALLBACK must be 'allow' or 'forbid', not 'warn'",
+        ),
+        ("CPU_FALLBACK = True", "CPU_FALLBACK must be 'allow' or 'forbid'"),
     ],
 )
 def test_schema_errors_name_the_key(line: str, message: str, tmp_path: Path) -> None:

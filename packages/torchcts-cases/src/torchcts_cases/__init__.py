@@ -3,7 +3,7 @@ sources and manifest selection.
 
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
-`OracleUnavailable`, `write_oracle_failure`, `warm_up`.
+`OracleUnavailable`, `write_oracle_failure`, `warm_up`, `watch_fallbacks`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from torchcts_schema import Manifest
 
 from torchcts_cases.catalog import OPINFO_SUITE, get_case
 from torchcts_cases.compare import RaisedError
+from torchcts_cases.fallback_watch import FallbackWatch, watch_fallbacks
 from torchcts_cases.levels import LEVEL_DOCS
 from torchcts_cases.oracle_log import oracle_failures_path, write_oracle_failure
 from torchcts_cases.prepared import PreparedCase
@@ -66,6 +67,7 @@ __all__ = [
     "LEVEL_DOCS",
     "OPINFO_SUITE",
     "CaseSpec",
+    "FallbackWatch",
     "OracleUnavailable",
     "PreparedCase",
     "RaisedError",
@@ -82,5 +84,6 @@ __all__ = [
     "tolerance_for",
     "use_inputs_from",
     "warm_up",
+    "watch_fallbacks",
     "write_oracle_failure",
 ]

@@ -1,12 +1,21 @@
 """Record the aten overloads a piece of code dispatches (after composite ops
-decompose, i.e. what a backend sees): the coverage trace and explain facts share it."""
+decompose, i.e. what a backend sees): the coverage trace and explain facts share it,
+and `RouteRecorder` follows a device's generic kernels down to the overloads that
+reach its backend fallback (CPU-fallback accounting)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+# how `route` says an overload has a kernel of the device's own, or reaches the
+# backend fallback; any other route is the DispatchKey of the generic kernel serving it
+KERNEL = "kernel"
+FALLBACK = "fallback"
+Route = Callable[[str], object]
 
 
 class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -28,6 +37,82 @@ class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
     ) -> Any:
         self.seen.add(func.name())
         return func(*args, **(kwargs or {}))
+
+
+class RouteRecorder(OverloadRecorder):  # type: ignore[no-untyped-call]
+    """Notes, besides every overload seen, the overloads called with the device's
+    tensors that returned through its backend fallback (`fell_back`).
+
+    A dispatch mode sees an overload before the device's kernel for it runs, and
+    nothing that kernel calls. A generic (composite) kernel calls further overloads
+    the device serves, so such calls on the device are run through that kernel with
+    this mode pushed again, and the overloads the backend itself receives are seen:
+    ``torch.sin`` reaches a backend as ``aten::sin.out`` through ``aten::sin``'s
+    generic kernel. Some kernels call back into the innermost mode themselves
+    (``detach`` does, through ``shallow_copy_and_detach``): a call of an overload
+    already being followed runs as it would without the mode. An overload that
+    raised is not counted: the error fallback of a device (MPS without
+    PYTORCH_ENABLE_MPS_FALLBACK) computes nothing.
+    """
+
+    def __init__(self, device_type: str, route: Route) -> None:
+        super().__init__()
+        self.fell_back: set[str] = set()
+        self._device_type = device_type
+        self._route = route
+        self._routes: dict[int, tuple[object, str]] = {}
+        self._following: set[int] = set()
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+    ) -> Any:
+        # the hot path of every watched device run: one dict lookup per call for
+        # a kernel of the device's own; names and routes are found once per overload.
+        # Keyed by id: OpOverload hashes in Python, and each lives as long as torch
+        kwargs = kwargs or {}
+        key = id(func)
+        known = self._routes.get(key)
+        if known is None:
+            name = func.name()
+            self.seen.add(name)
+            known = self._routes[key] = (self._route(name), name)
+        route, name = known
+        if (
+            route is KERNEL
+            or key in self._following
+            or not self._on_device(args, kwargs)
+        ):
+            return func(*args, **kwargs)
+        if route is FALLBACK:
+            out = func(*args, **kwargs)
+            self.fell_back.add(name)
+            return out
+        self._following.add(key)
+        try:
+            with self:  # the generic kernel's own calls come back through this mode
+                return func._op_dk(route, *args, **kwargs)
+        finally:
+            self._following.discard(key)
+
+    def _on_device(self, args: Any, kwargs: dict[str, Any]) -> bool:
+        """Whether the call dispatches to the device: a tensor on it (a tensor list
+        holds them one level down) or, for a factory, a device argument naming it."""
+        device_type = self._device_type
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, torch.Tensor):
+                if not value.is_cpu and value.device.type == device_type:
+                    return True
+            elif isinstance(value, list | tuple):
+                for item in value:
+                    if (
+                        isinstance(item, torch.Tensor)
+                        and not item.is_cpu
+                        and item.device.type == device_type
+                    ):
+                        return True
+            elif isinstance(value, torch.device) and value.type == device_type:
+                return True
+        return False
 
 
 def overloads_reached(run: Callable[[], object]) -> list[str]:

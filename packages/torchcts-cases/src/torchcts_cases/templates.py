@@ -220,4 +220,11 @@ DEVICE_COUNT = 1
 # optionally the only ops to include (globs allowed).
 OPS = {{"include": [], "exclude": {{}}}}
 
+# Ops the backend has no kernel for may run through its CPU fallback (MPS with
+# PYTORCH_ENABLE_MPS_FALLBACK=1, XPU's, a PrivateUse1 backend's boxed fallback). Such
+# a case is labelled and counted apart from native passes ("allow"), or, with
+# "forbid", a passing one fails (implement_or_declare) naming the overloads that
+# fell back, e.g. aten::linalg_svd.
+CPU_FALLBACK = "allow"
+
 {marker}'''

@@ -151,6 +151,11 @@ def render_explanation(explanation: Explanation) -> str:
         meaning = EXPECTED_SOURCE_MEANINGS[r.expected_source]
         lines.append(f"expected-result source: {r.expected_source.value} ({meaning})")
     lines.append(_tolerance_line(r))
+    if r.cpu_fallback:
+        lines.append(
+            "cpu fallback: " + ", ".join(r.cpu_fallback) + " (ran on the CPU through "
+            "the device's fallback, not a kernel of the backend's own)"
+        )
     facts = r.facts or {}
     for title, key in (
         ("inputs", "inputs"),

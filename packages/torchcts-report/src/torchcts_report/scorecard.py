@@ -27,6 +27,7 @@ from torchcts_report.evidence_sections import (
     probe_section,
     reference_section,
 )
+from torchcts_report.fallback_section import fallback_passes, fallback_section
 from torchcts_report.inputs import ReportInput, failing_probes
 from torchcts_report.summary import (
     RecordSummary,
@@ -76,6 +77,11 @@ def markdown_sections(
         *(
             ("tolerances", text)
             for text in [tolerance_section(report.artifact.results)]
+            if text
+        ),
+        *(
+            ("cpu_fallback", text)
+            for text in [fallback_section(report.artifact.results)]
             if text
         ),
         ("breakdown", _breakdown_sections(summary)),
@@ -157,6 +163,13 @@ def _status_section(report: ReportInput, summary: RecordSummary) -> str:
     rows = [[f"`{s.value}`", str(counts[s]), md(STATUS_MEANINGS[s])] for s in STATUSES]
     rows.append(["**total**", str(sum(counts.values())), ""])
     text = "## Status counts\n\n" + table(["status", "cases", "meaning"], rows)
+    via = fallback_passes(report.artifact.results)
+    if via:
+        text += (
+            f"\n\n**{via} of the {counts[Status.PASSED]} passed case(s) passed only "
+            f"through the device's CPU fallback**; {counts[Status.PASSED] - via} "
+            "passed natively (see CPU fallback)."
+        )
     recorded = report.artifact.metadata.counts
     computed = {s.value: n for s, n in counts.items()}
     if recorded and {k: v for k, v in recorded.items() if v} != {

@@ -1,8 +1,9 @@
-"""What a judged case adds to its record: the tolerance it was judged with, what the
-verdict reports without judging it (in the detail), and for a case that ran and did
-not pass, the facts `torchcts-report explain` shows and a standalone repro script in
-``<key>_repros/`` (and, where the case source can save it exactly, the sample a rerun
-replays instead of rebuilding it: `saved_inputs_finder`).
+"""What a judged case adds to its record: the tolerance it was judged with, the
+overloads that ran through the device's CPU fallback, what the verdict reports without
+judging it (in the detail), and for a case that ran and did not pass, the facts
+`torchcts-report explain` shows and a standalone repro script in ``<key>_repros/``
+(and, where the case source can save it exactly, the sample a rerun replays instead of
+rebuilding it: `saved_inputs_finder`).
 
 Passed cases pay nothing beyond copying the verdict's tolerance and note: facts and
 scripts are built only for failed, error and unsupported records. Evidence is extra: a
@@ -45,6 +46,7 @@ class Judging:
     expected: Any = _NOTHING
     observed: Any = _NOTHING  # the result, or the exception the device raised
     verdict: Any = None
+    cpu_fallback: tuple[str, ...] = ()  # overloads that ran through a CPU fallback
 
     @property
     def reached_device(self) -> bool:
@@ -120,11 +122,13 @@ def with_judging_evidence(
     results_dir: Path,
     run_key: str,
 ) -> CaseRecord:
-    """`record` with its tolerance and the verdict's note (reported, not judged), and
-    its facts and repro when it did not pass."""
+    """`record` with its tolerance, CPU-fallback overloads and the verdict's note
+    (reported, not judged), and its facts and repro when it did not pass."""
     tolerance = getattr(judging.verdict, "tolerance", None)
     if tolerance is not None:
         record = replace(record, tolerance=tolerance)
+    if judging.cpu_fallback:
+        record = replace(record, cpu_fallback=judging.cpu_fallback)
     note = getattr(judging.verdict, "note", None)
     if note:
         joined = f"{record.detail}; {note}" if record.detail else note

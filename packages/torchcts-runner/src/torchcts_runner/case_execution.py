@@ -168,14 +168,16 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
                 raise
             return classify_harness_exception(exc, stage)
     with ctx.deadline("run"):
+        watch = ctx.source.fallback_watch(ctx.device)
         try:
-            with memory_limit(ctx.memory_mb):
+            with memory_limit(ctx.memory_mb), watch:
                 observed = prepared.run_on(ctx.device)
         except CaseTimeout:
             raise
         except BaseException as exc:  # SystemExit from a kernel is the case's error
             if isinstance(exc, KeyboardInterrupt) and user_interrupted():
                 raise
+            judging.cpu_fallback = tuple(watch.overloads)
             judging.observed = exc
             return classify_device_exception(
                 exc,
@@ -183,6 +185,7 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
                 cpu_ok=True,
                 patterns=manifest.unsupported_patterns,
             )
+        judging.cpu_fallback = tuple(watch.overloads)
         judging.observed = observed
         try:
             verdict = prepared.judge(
@@ -193,7 +196,12 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
             raise
         except Exception as exc:
             return classify_harness_exception(exc, "judging the result")
-    return classify_verdict(bool(verdict.ok), verdict.mismatch)
+    return classify_verdict(
+        bool(verdict.ok),
+        verdict.mismatch,
+        cpu_fallback=judging.cpu_fallback,
+        fallback_policy=manifest.cpu_fallback,
+    )
 
 
 def execute_case(spec: CaseSpec, ctx: CaseContext) -> CaseRecord:

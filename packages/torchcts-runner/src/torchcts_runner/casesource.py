@@ -2,7 +2,8 @@
 
 The runner never generates cases; it talks to a *case source* module with the
 functions the contracts name (``select_cases``, ``get_case``, ``prepare``,
-``OracleUnavailable``, ``write_oracle_failure``) over the schema's case contract
+``OracleUnavailable``, ``write_oracle_failure``, ``watch_fallbacks``) over the
+schema's case contract
 (`torchcts_schema.CaseSpec`, ``Selection``, ``SelectedCases``, ``Verdict``). The
 default is ``torchcts_cases``. A package plugs in another through the
 ``torchcts.case_sources`` entry-point group (``name = "module"``), named with
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -40,6 +42,28 @@ class PreparedCaseLike(Protocol):
     def judge(
         self, expected: object, observed: object, *, metadata_only: bool = False
     ) -> VerdictLike: ...
+
+
+class FallbackWatchLike(Protocol):
+    """A context manager around a device run; afterwards `overloads` names the
+    overloads that ran through the device's CPU fallback."""
+
+    @property
+    def overloads(self) -> Sequence[str]: ...
+    def __enter__(self) -> object: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class _NoWatch:
+    """What a case source without ``watch_fallbacks`` observes: nothing."""
+
+    overloads: tuple[str, ...] = ()
+
+    def __enter__(self) -> _NoWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 class SelectedCasesLike(Protocol):
@@ -86,6 +110,13 @@ class CaseSource:
     def prepare(self, spec: CaseSpec, manifest: Manifest) -> PreparedCaseLike:
         """Build the case's inputs on CPU."""
         return cast(PreparedCaseLike, self._module.prepare(spec, manifest))
+
+    def fallback_watch(self, device: str) -> FallbackWatchLike:
+        """The source's ``watch_fallbacks(device)``, or one that observes nothing."""
+        make = getattr(self._module, "watch_fallbacks", None)
+        if make is None:
+            return _NoWatch()
+        return cast(FallbackWatchLike, make(device))
 
     def spec_from_dict(self, data: dict[str, Any]) -> CaseSpec:
         """Inverse of ``CaseSpec.to_dict``."""

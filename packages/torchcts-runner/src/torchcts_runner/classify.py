@@ -5,7 +5,9 @@ Pure: no torch, no pytest. The rules, in the order they are applied:
 - an exception from the device path is ``unsupported`` only when the manifest claims
   the path, the CPU reference succeeded, and the exception is a NotImplementedError or
   its text matches one of the manifest's unsupported patterns; otherwise ``error``;
-- a wrong verdict is ``failed``; a right one ``passed``;
+- a wrong verdict is ``failed``; a right one ``passed``, unless the case ran through
+  the device's CPU fallback and the manifest forbids that (``CPU_FALLBACK =
+  "forbid"``): then it is ``failed`` (implement_or_declare), naming the overloads;
 - a harness or reference problem is ``error`` (never a backend pass or failure);
 - a skip raised at run time is ``skipped``; a per-case time limit is ``crashed``.
 """
@@ -127,11 +129,41 @@ def classify_harness_exception(exc: BaseException, stage: str) -> Outcome:
     )
 
 
-def classify_verdict(ok: bool, mismatch: str | None) -> Outcome:
-    """The judged result of a case that ran to completion."""
-    if ok:
-        return Outcome(Status.PASSED)
-    return Outcome(Status.FAILED, mismatch=mismatch or "result differs from expected")
+FALLBACK_NAMES_SHOWN = 10
+
+
+def classify_verdict(
+    ok: bool,
+    mismatch: str | None,
+    *,
+    cpu_fallback: Sequence[str] = (),
+    fallback_policy: str = "allow",
+) -> Outcome:
+    """The judged result of a case that ran to completion; `cpu_fallback` names the
+    overloads that ran through the device's CPU fallback on the way."""
+    if not ok:
+        return Outcome(
+            Status.FAILED, mismatch=mismatch or "result differs from expected"
+        )
+    if cpu_fallback and fallback_policy == "forbid":
+        return Outcome(
+            Status.FAILED,
+            detail=forbidden_fallback_text(cpu_fallback),
+            next_fix=NextFix.IMPLEMENT_OR_DECLARE,
+        )
+    return Outcome(Status.PASSED)
+
+
+def forbidden_fallback_text(overloads: Sequence[str]) -> str:
+    """Why a correct result failed: the overloads (the first few) that fell back."""
+    names = ", ".join(overloads[:FALLBACK_NAMES_SHOWN])
+    more = len(overloads) - FALLBACK_NAMES_SHOWN
+    if more > 0:
+        names += f" and {more} more"
+    return (
+        "passed only through the device's CPU fallback, which the manifest forbids "
+        f"(CPU_FALLBACK = 'forbid'): {names}"
+    )
 
 
 def classify_timeout(limit_s: float, *, where: str) -> Outcome:
@@ -154,6 +186,7 @@ __all__ = [
     "classify_verdict",
     "exception_text",
     "exception_type_name",
+    "forbidden_fallback_text",
     "is_runtime_skip",
     "looks_unsupported",
 ]

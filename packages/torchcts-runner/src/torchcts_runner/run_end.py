@@ -28,7 +28,11 @@ def summary_lines(
 ) -> list[str]:
     """The run's counts, how it ended and where its reports are: the one line that
     lists every report path (`torchcts-run` does not repeat them)."""
-    counts = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v)
+    counts = ", ".join(
+        f"{k} {v}" + _via_fallback(k, done.fallback_passed)
+        for k, v in done.counts.items()
+        if v
+    )
     lines = [f"TorchCTS {run_key}: {counts or 'no cases'}"]
     name = signal_label(signum)
     if interrupted:
@@ -45,6 +49,11 @@ def summary_lines(
     paths = [shown(p, cwd) for p in done.reports or [r for r in [done.report] if r]]
     lines.append(f"reports: {', '.join(paths) or 'none'} ({done.report_note})")
     return lines
+
+
+def _via_fallback(status: str, count: int) -> str:
+    """A pass through the device's CPU fallback is not a native pass: say how many."""
+    return f" ({count} via CPU fallback)" if status == "passed" and count else ""
 
 
 def shown(path: Path, cwd: Path | None = None) -> str:
@@ -75,6 +84,7 @@ def write_status(
         "complete": complete,
         "interrupted_by": signum,
         "counts": done.counts if done is not None else {},
+        "passed_via_cpu_fallback": done.fallback_passed if done is not None else 0,
         "results": str(results_dir),
         "history": str(done.history) if done is not None and done.history else None,
         "backend_unusable": backend_unusable,

@@ -67,11 +67,16 @@ def run_summary(
         "backend_unusable": bool(status.get("backend_unusable", False)),
         "write_error": status.get("write_error"),
         "counts": dict(counts) if isinstance(counts, dict) else {},
+        "passed_via_cpu_fallback": _count(status.get("passed_via_cpu_fallback")),
         "error": error,
     }
     for key in PATH_KEYS:
         summary[key] = relative(status.get(key), cwd)
     return summary
+
+
+def _count(value: object) -> int:
+    return value if type(value) is int and value >= 0 else 0
 
 
 def summary_text(summary: dict[str, object]) -> str:

@@ -60,6 +60,7 @@ class FinishSummary:
     history: Path | None
     counts: dict[str, int]
     reports: tuple[Path, ...] = ()  # every report file written (.md, .html, .junit.xml)
+    fallback_passed: int = 0  # passed cases that ran through the device's CPU fallback
 
 
 class RunWriter:
@@ -306,8 +307,20 @@ class RunWriter:
             for path in (self.layout.report(s) for s in REPORT_SUFFIXES)
             if path.exists()
         )
+        fallback_passed = sum(
+            1
+            for r in self.records.values()
+            if r.cpu_fallback and r.status is Status.PASSED
+        )
         return FinishSummary(
-            complete, len(missing), report, note, history, metadata.counts, reports
+            complete,
+            len(missing),
+            report,
+            note,
+            history,
+            metadata.counts,
+            reports,
+            fallback_passed,
         )
 
     def close(self) -> None:

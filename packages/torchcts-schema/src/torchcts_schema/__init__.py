@@ -109,6 +109,7 @@ from torchcts_schema.loader import (
 )
 from torchcts_schema.manifest import (
     CAPABILITY_NAMES,
+    CPU_FALLBACK_POLICIES,
     DEFAULT_UNSUPPORTED_PATTERNS,
     DTYPE_NAMES,
     FEATURE_CAPABILITIES,
@@ -194,6 +195,7 @@ __all__ = [
     "CASE_SOURCE_GROUP",
     "CHECKOUT_PREFIX",
     "COVERAGE_DIR",
+    "CPU_FALLBACK_POLICIES",
     "CRASHES_SUFFIX",
     "CRASH_GLOB",
     "CRASH_RECORD_FORMAT",

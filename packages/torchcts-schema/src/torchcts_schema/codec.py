@@ -37,13 +37,19 @@ from torchcts_schema.identity import (
     make_case_id,
     node_id_for_case,
 )
-from torchcts_schema.records import CaseRecord, CrashInfo, JsonDict, ToleranceUsed
+from torchcts_schema.records import (
+    CaseRecord,
+    CrashInfo,
+    JsonDict,
+    ToleranceUsed,
+    is_overload_list,
+)
 from torchcts_schema.vocabulary import ExpectedSource, NextFix, NotRunReason, Status
 
 FIELD_NAMES = tuple(f.name for f in fields(CaseRecord))
 # fields added after the format was frozen: a column of nothing but nulls is left
 # out, so blocks of records without them stay byte-identical (absent means null)
-OMITTED_WHEN_NULL = ("tolerance", "facts", "repro")
+OMITTED_WHEN_NULL = ("tolerance", "facts", "repro", "cpu_fallback")
 Columns = dict[str, list[Any]]
 _ID_PARTS = ("suite", "op", "variant", "dtype", "sample")
 _TEXT = (str, type(None))
@@ -100,6 +106,9 @@ def encode_records(records: list[CaseRecord]) -> JsonDict:
             None if t is None else t.to_dict() for t in values["tolerance"]
         ]
         values["facts"] = [None if f is None else dict(f) for f in values["facts"]]
+        values["cpu_fallback"] = [
+            None if f is None else list(f) for f in values["cpu_fallback"]
+        ]
         extras = values["extra"]
         empty = bool(extras) and set(map(type, extras)) == {dict} and not any(extras)
         if not empty:
@@ -146,6 +155,7 @@ def _columns(records: list[CaseRecord]) -> Columns:
         "tolerance": [r.tolerance for r in records],
         "facts": [r.facts for r in records],
         "repro": [r.repro for r in records],
+        "cpu_fallback": [r.cpu_fallback for r in records],
     }
 
 
@@ -367,6 +377,11 @@ def _build(values: Columns, size: int, same: set[str]) -> list[CaseRecord]:
                 raise ValueError(f"column {name!r} has a value of the wrong type")
             if name == "facts":
                 column = [None if f is None else dict(f) for f in column]
+        elif name == "cpu_fallback":
+            if column.count(None) != len(column):
+                if not all(f is None or is_overload_list(f) for f in column):
+                    raise ValueError("column 'cpu_fallback' has a bad value")
+                column = [None if f is None else tuple(f) for f in column]
         elif name == "extra":
             if set(map(type, column)) == {dict}:  # a fresh dict each, at C speed
                 column = list(map(dict, column))

@@ -83,6 +83,10 @@ DEFAULT_UNSUPPORTED_PATTERNS = (
 )
 
 RESOURCE_LIMIT_KEYS = ("case_timeout_s", "memory_mb", "workers", "hang_heartbeat_s")
+# "allow": a case that ran through the device's CPU fallback keeps its status and is
+# labelled and counted apart; "forbid": such a case that passed is failed
+# (implement_or_declare), its record naming the overloads that fell back
+CPU_FALLBACK_POLICIES = ("allow", "forbid")
 
 KEYS: dict[str, str] = {
     "DEVICE": "device type string, e.g. 'cuda', 'mps', 'simdev' (required)",
@@ -98,6 +102,8 @@ KEYS: dict[str, str] = {
     "DEVICE_COUNT": "number of devices available to a case",
     "UNSUPPORTED_PATTERNS": "regexes that mark an exception message as 'unsupported'",
     "OPS": "{'include': [op globs], 'exclude': {op glob: reason}}",
+    "CPU_FALLBACK": "'allow' (label and count cases that ran through a CPU fallback) "
+    "or 'forbid' (such a passing case fails)",
     "TEMPLATE": "True in an unedited template; delete the line once you edit it",
 }
 
@@ -122,6 +128,7 @@ class Manifest:
     unsupported_patterns: tuple[str, ...] = DEFAULT_UNSUPPORTED_PATTERNS
     ops_include: tuple[str, ...] = ()
     ops_exclude: dict[str, str] = field(default_factory=dict)
+    cpu_fallback: str = "allow"  # one of CPU_FALLBACK_POLICIES
     template: bool = False
 
 
@@ -193,6 +200,11 @@ def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
     template = raw.get("TEMPLATE", False)
     if not isinstance(template, bool):
         raise ManifestError(path, "TEMPLATE must be True or False")
+    fallback = raw.get("CPU_FALLBACK", "allow")
+    if fallback not in CPU_FALLBACK_POLICIES:
+        raise ManifestError(
+            path, f"CPU_FALLBACK must be 'allow' or 'forbid', not {fallback!r:.60}"
+        )
     return Manifest(
         path=path,
         digest=digest,
@@ -210,6 +222,7 @@ def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
         unsupported_patterns=tuple(patterns),
         ops_include=include,
         ops_exclude=exclude,
+        cpu_fallback=fallback,
         template=template,
     )
 

@@ -122,6 +122,9 @@ class CaseRecord:
     # (inputs, first mismatching elements; bounded, see torchcts_cases.case_facts)
     facts: JsonDict | None = None
     repro: str | None = None  # relative path of the repro script in the results dir
+    # the overloads that ran through the device's CPU fallback, sorted (None: none
+    # did, or nothing observed it); see torchcts_cases.fallback_watch
+    cpu_fallback: tuple[str, ...] | None = None
 
     def to_dict(self) -> JsonDict:
         """Plain JSON form, enum members as their string values."""
@@ -133,6 +136,8 @@ class CaseRecord:
             out["tolerance"] = self.tolerance.to_dict()
         if self.facts is not None:
             out["facts"] = dict(self.facts)
+        if self.cpu_fallback is not None:
+            out["cpu_fallback"] = list(self.cpu_fallback)
         return out
 
     @classmethod
@@ -152,6 +157,13 @@ class CaseRecord:
         if not isinstance(facts, dict | None) or not isinstance(repro, str | None):
             raise ArtifactError(
                 None, f"{where_text(where)}facts or repro has the wrong type"
+            )
+        fallback = data.get("cpu_fallback")
+        if fallback is not None and not is_overload_list(fallback):
+            raise ArtifactError(
+                None,
+                f"{where_text(where)}cpu_fallback is not a list of overload names: "
+                f"{fallback!r:.80}",
             )
         return cls(
             case_id=data["case_id"],
@@ -182,7 +194,13 @@ class CaseRecord:
             tolerance=None if tolerance is None else ToleranceUsed.from_dict(tolerance),
             facts=None if facts is None else dict(facts),
             repro=repro,
+            cpu_fallback=None if fallback is None else tuple(fallback),
         )
+
+
+def is_overload_list(value: Any) -> bool:
+    """Whether `value` is what a record's cpu_fallback holds: a list of names."""
+    return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
 
 
 _CASE_FIELDS = tuple(f.name for f in fields(CaseRecord))

@@ -1,9 +1,10 @@
 """simdev: a pure-Python PrivateUse1 reference backend with fault injection.
 
 ``import torchcts_simdev`` registers the ``simdev`` device once per process; every aten
-op on it runs on CPU payloads through one boxed fallback, which can inject the faults a
-JSON profile names. The environment variable ``TORCHCTS_SIMDEV_PROFILE`` (a shipped
-profile name or a JSON path) wins over whatever ``configure`` is given.
+op on it runs on CPU payloads through one Python kernel (registered per overload, and
+as the backend fallback for the overloads a profile takes away), which can inject the
+faults a JSON profile names. The environment variable ``TORCHCTS_SIMDEV_PROFILE`` (a
+shipped profile name or a JSON path) wins over whatever ``configure`` is given.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The one boxed kernel behind every aten op on simdev: run it on CPU payloads.
+"""The one kernel behind every op on simdev: run it on CPU payloads.
+
+simdev registers it directly for each overload it implements (`native`), and as the
+backend's boxed fallback for the rest (`fallen_back`), which warns the way PyTorch's
+MPS CPU fallback does. Both compute alike; only what the dispatcher and the warning
+report differs, which is what a harness observes of a real backend's CPU fallback.
 
 This is the hot path of every simdev run, so per-op facts (which arguments are written,
 where the generator goes, which fault rules could match) are computed once per overload
@@ -7,6 +12,7 @@ and cached; a call with no matching rule pays only for converting its arguments.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +29,9 @@ from torchcts_simdev.kernels import (
     to_host,
     use_simdev_generator,
 )
+from torchcts_simdev.native import NativeKernels
 from torchcts_simdev.payload import lookup, payload_storage, sync, view_on, wrap
-from torchcts_simdev.profile import CLEAN, FaultProfile, FaultRule
+from torchcts_simdev.profile import CLEAN, FaultProfile, FaultRule, ProfileError
 
 _CPU = torch.device("cpu")
 _Tensor = torch.Tensor
@@ -33,6 +40,11 @@ _Tensor = torch.Tensor
 _TensorBase: type[torch.Tensor] = torch._C.TensorBase  # type: ignore[assignment]
 _Storage = torch.UntypedStorage
 _Device = torch.device
+# worded as PyTorch's MPS fallback words it (aten/src/ATen/mps/MPSFallback.mm)
+FALLBACK_WARNING = (
+    "The operator '{op}' is not currently supported on the simdev backend and will "
+    "fall back to run on the CPU. This may have performance implications."
+)
 _MISMATCH_FREE = frozenset(
     ("aten::_copy_from", "aten::_copy_from_and_resize", "aten::copy_", "aten::_to_copy")
 )
@@ -146,16 +158,53 @@ class Fallback:
 
     def __init__(self) -> None:
         self.profile: FaultProfile = CLEAN
+        self.natives: NativeKernels | None = None  # set once registered
         self._ops: dict[torch._ops.OpOverload, _Op] = {}
         # set by a ``poison`` fault: the op and rule that broke the device. Like a
         # sticky driver error it outlives profile switches; only a new process (or a
         # test resetting this attribute) has a working device again.
         self.poisoned: str | None = None
+        self._named: dict[str, torch._ops.OpOverload] = {}
+        self._warned = False
 
     def set_profile(self, profile: FaultProfile) -> None:
-        """Switch profiles; cached rule lookups are dropped with the old one."""
+        """Switch profiles; cached rule lookups are dropped with the old one, and the
+        overloads its cpu_fallback rules name lose their simdev kernel."""
+        if self.natives is not None:
+            self.natives.install(self._left_out(profile, self.natives.names))
         self.profile = profile
         self._ops = {}
+
+    @staticmethod
+    def _left_out(profile: FaultProfile, names: tuple[str, ...]) -> frozenset[str]:
+        rules = profile.fallback_rules
+        if not rules:
+            return frozenset()
+        for rule in rules:
+            if not any(rule.matches_name(n) for n in names):
+                raise ProfileError(
+                    f"{profile.source}: rules[{rule.index}].op: matches no overload "
+                    "that simdev serves with a kernel of its own (cpu_fallback takes "
+                    "such a kernel away; an overload with a generic kernel never "
+                    "reaches a fallback)"
+                )
+        return frozenset(n for n in names if profile.falls_back(n))
+
+    def native(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The kernel registered for overload `name` itself."""
+        op = self._named.get(name)
+        if op is None:
+            op = self._named[name] = _overload(name)
+        return self(op, *args, **kwargs)
+
+    def fallen_back(self, op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
+        """The backend fallback: warn as MPS does (once per process, or every time
+        under ``torch.set_warn_always(True)``, as TORCH_WARN_ONCE does), then run."""
+        if not self._warned or torch.is_warn_always_enabled():
+            self._warned = True
+            message = FALLBACK_WARNING.format(op=op.name())  # type: ignore[no-untyped-call]
+            warnings.warn(message, UserWarning, stacklevel=2)
+        return self(op, *args, **kwargs)
 
     def __call__(self, op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
         if self.poisoned is not None:
@@ -206,6 +255,16 @@ class Fallback:
         if info.writes and not drop:
             _sync_writes(info.writes, args, kwargs, cargs, ckwargs, call)
         return call.out(result)
+
+
+def _overload(name: str) -> torch._ops.OpOverload:
+    """``aten::add.Tensor`` -> torch.ops.aten.add.Tensor."""
+    namespace, _, rest = name.partition("::")
+    packet, _, overload = rest.partition(".")
+    found: torch._ops.OpOverload = getattr(
+        getattr(getattr(torch.ops, namespace), packet), overload or "default"
+    )
+    return found
 
 
 def _corrupt(rule: FaultRule, result: Any, call: _Call) -> Any:

@@ -29,8 +29,15 @@ FAULT_KINDS = (
     "memory_blowup",
     "break_alias",
     "drop_inplace",
+    "cpu_fallback",
 )
 CRASH_KINDS = ("segfault", "abort", "hang", "memory_blowup")
+# Not a fault in one call but a missing kernel: the overload has no simdev kernel, so
+# the dispatcher hands it to the backend's boxed fallback, which runs it on the CPU
+# (and warns the way the MPS fallback does). Dispatch picks a kernel per overload, so
+# only `op` and `note` apply.
+CPU_FALLBACK = "cpu_fallback"
+_CALL_KEYS = ("dtype", "ndim", "shape", "min_numel", "max_numel", "inplace")
 MAGNITUDES = ("small", "large")
 DTYPE_NAMES = (
     "bool",
@@ -130,8 +137,22 @@ class FaultProfile:
     rules: tuple[FaultRule, ...] = field(default_factory=tuple)
 
     def rules_for(self, name: str) -> tuple[FaultRule, ...]:
-        """The rules whose op globs match the overload name, in profile order."""
-        return tuple(rule for rule in self.rules if rule.matches_name(name))
+        """The per-call rules whose op globs match the overload name, in profile
+        order (cpu_fallback rules act on registration instead, `falls_back`)."""
+        return tuple(
+            rule
+            for rule in self.rules
+            if rule.fault != CPU_FALLBACK and rule.matches_name(name)
+        )
+
+    @property
+    def fallback_rules(self) -> tuple[FaultRule, ...]:
+        """The cpu_fallback rules, in profile order."""
+        return tuple(rule for rule in self.rules if rule.fault == CPU_FALLBACK)
+
+    def falls_back(self, name: str) -> bool:
+        """Whether a cpu_fallback rule leaves the overload without a simdev kernel."""
+        return any(rule.matches_name(name) for rule in self.fallback_rules)
 
 
 CLEAN = FaultProfile(name="clean", source="clean", description="no faults")
@@ -213,6 +234,13 @@ def _rule(raw: Any, index: int, where: str) -> FaultRule:
         raise ProfileError(
             f"{at}.fault: unknown fault {fault!r} (known: {', '.join(FAULT_KINDS)})"
         )
+    if fault == CPU_FALLBACK:
+        for key in _CALL_KEYS:
+            if key in raw:
+                raise ProfileError(
+                    f"{at}.{key}: cpu_fallback applies to whole overloads (the "
+                    "dispatcher picks a kernel per overload, not per call)"
+                )
     dtypes = _strings(raw.get("dtype", []), f"{at}.dtype") if "dtype" in raw else ()
     for dtype in dtypes:
         if dtype not in DTYPE_NAMES:

@@ -19,12 +19,14 @@ from torchcts_simdev.autocast import lower_precision_kernel, register_autocast
 from torchcts_simdev.device import SimdevModule
 from torchcts_simdev.fallback import Fallback
 from torchcts_simdev.kernels import EXPLICIT_OPS
+from torchcts_simdev.native import NativeKernels, unserved_overloads
 
 DEVICE = "simdev"
 
 
 def register() -> Fallback:
-    """Make PrivateUse1 the ``simdev`` device and install the fallback, once."""
+    """Make PrivateUse1 the ``simdev`` device, register a kernel for every overload
+    it has none for, and the backend fallback behind them, once."""
     # The registration lives on the torch module, so a reloaded or re-imported
     # torchcts_simdev finds it instead of failing to rename PrivateUse1 twice.
     existing: Fallback | None = getattr(torch, "_torchcts_simdev_fallback", None)
@@ -33,8 +35,11 @@ def register() -> Fallback:
     if torch._C._get_privateuse1_backend_name() != DEVICE:
         _setup_privateuseone_for_python_backend(DEVICE, backend_module=SimdevModule())
     fallback = Fallback()
+    # before the backend fallback: afterwards every overload has a computed kernel
+    fallback.natives = NativeKernels(fallback.native, unserved_overloads())
+    fallback.natives.install(frozenset())
     library = torch.library.Library("_", "IMPL")  # type: ignore[no-untyped-call]
-    library.fallback(fallback, "PrivateUse1")  # type: ignore[no-untyped-call]
+    library.fallback(fallback.fallen_back, "PrivateUse1")  # type: ignore[no-untyped-call]
     # copy_'s generic kernel resolves lazy conjugation by cloning, which copies again
     # (endlessly) on a backend without its own copy_: give simdev one.
     kernels = torch.library.Library("aten", "IMPL")  # type: ignore[no-untyped-call]
