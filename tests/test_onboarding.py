@@ -31,6 +31,7 @@ SUMMARY_KEYS = {
     "backend_unusable",
     "write_error",
     "counts",
+    "passed_via_cpu_fallback",
     "error",
     "results",
     "report",

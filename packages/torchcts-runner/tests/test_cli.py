@@ -47,6 +47,8 @@ def test_failures_exit_1_and_report_path_is_printed(
     assert (done.stdout + done.stderr).count(f"results/{md.name}") == 1
     again = _run(tmp_path, ["ok", "wrong"], "-n", workers, "--no-fail")
     assert again.returncode == 0, again.stdout + again.stderr
+    last = again.stdout.strip().splitlines()[-1]  # never "every executed case passed"
+    assert "1 case(s) did not pass (1 failed), none with a status that fails" in last
 
 
 def test_all_passed_exits_0_and_fail_on_narrows_the_policy(tmp_path: Path) -> None:

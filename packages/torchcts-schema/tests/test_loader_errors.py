@@ -200,3 +200,18 @@ def test_crash_block_not_an_object(tmp_path: Path) -> None:
     path = tmp_path / "a.json"
     path.write_text(json.dumps(data))
     _expect(path, "crash block is not an object")
+
+
+def test_a_results_dir_with_only_subset_runs_names_their_folders(
+    tmp_path: Path,
+) -> None:
+    """No result of its own, but subset runs under selections/: the error says where."""
+    for name in ("op-mul", "case-opinfo.add.forward.float32.0"):
+        (tmp_path / "selections" / name).mkdir(parents=True)
+    error = _expect(tmp_path, "no .*_latest.json")
+    assert "selections/case-opinfo.add.forward.float32.0, selections/op-mul" in str(
+        error
+    )
+    (tmp_path / "selections" / "op-mul").rmdir()
+    (tmp_path / "selections" / "case-opinfo.add.forward.float32.0").rmdir()
+    assert "selections" not in str(_expect(tmp_path, "no .*_latest.json"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from torchcts_runner.metadata import build_metadata
 from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
 from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress, write_stderr
-from torchcts_runner.progress_hooks import watch_progress
+from torchcts_runner.progress_hooks import fd_writer, terminal_fd, watch_progress
 from torchcts_runner.recheck_plan import recheck_for
 from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import (
@@ -242,8 +242,13 @@ class ControllerRole:
         total = (
             len(self.plan.to_run) if self.local_executor is None else len(session.items)
         )
-        self.progress = Progress(total, write_stderr, live=live)
-        watch_progress(self.config, self.progress, ticking=self.local_executor is None)
+        write: Callable[[str], None] = write_stderr
+        ticking = self.local_executor is None
+        terminal = None if ticking else terminal_fd(self.config)
+        if terminal is not None:  # cases run here: the ticker writes past the capture
+            write, ticking = fd_writer(terminal), True
+        self.progress = Progress(total, write, live=live)
+        watch_progress(self.config, self.progress, ticking=ticking)
         if self.controller.previous_journal_note:
             self._write(f"TorchCTS: {self.controller.previous_journal_note}\n")
         yield

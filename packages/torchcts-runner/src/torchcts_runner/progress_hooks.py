@@ -9,10 +9,12 @@ writer (xdist's "bringing up nodes...", a node going down, failures) through
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from torchcts_schema import case_id_for_node
+from torchcts_schema import case_id_for_node, write_all
 
 from torchcts_runner.progress import Progress
 
@@ -68,15 +70,41 @@ def _guard_terminal(config: pytest.Config, progress: Progress) -> None:
 
 
 def watch_progress(config: pytest.Config, progress: Progress, *, ticking: bool) -> None:
-    """Register the hooks, guard the terminal, and start the ticker when `ticking`.
-
-    The ticker only runs when cases run in xdist workers: in this process a running
-    case holds it (often the GIL too) and pytest captures what it writes meanwhile.
-    """
+    """Register the hooks, guard the terminal, and start the ticker when `ticking`."""
     config.pluginmanager.register(ProgressHooks(progress), PLUGIN_NAME)
     _guard_terminal(config, progress)
     if ticking:
         progress.start_ticker()
 
 
-__all__ = ["ProgressHooks", "watch_progress"]
+def terminal_fd(config: pytest.Config) -> int | None:
+    """A descriptor of the terminal that reaches it while a case runs in this process.
+
+    During a case pytest's fd capture points descriptor 2 at a temporary file, so a
+    stall hint written there by the ticker thread would land in the case's captured
+    output. The capture keeps a duplicate of the real stderr; writing to it changes
+    no capture state (suspending capture from another thread would race the main
+    thread's own suspend and resume). Without fd capture (``-s``, ``--capture=sys``)
+    descriptor 2 is the terminal already. None: this pytest keeps it elsewhere, so
+    there is no in-process ticker.
+    """
+    capman = config.pluginmanager.getplugin("capturemanager")
+    capturing = getattr(capman, "_global_capturing", None)
+    err = getattr(capturing, "err", None)
+    if err is None:
+        return 2 if config.getoption("capture", "fd") != "fd" else None
+    saved = getattr(err, "targetfd_save", None)
+    return saved if isinstance(saved, int) else None
+
+
+def fd_writer(fd: int) -> Callable[[str], None]:
+    """Write text to `fd` whole (the terminal's encoding, nothing unencodable lost)."""
+    encoding = getattr(sys.__stderr__, "encoding", None) or "utf-8"
+
+    def write(text: str) -> None:
+        write_all(fd, text.encode(encoding, "backslashreplace"))
+
+    return write
+
+
+__all__ = ["ProgressHooks", "fd_writer", "terminal_fd", "watch_progress"]

@@ -10,7 +10,7 @@ from torchcts_schema.artifact import (
     decode_artifact,
     encode_artifact,
 )
-from torchcts_schema.atomic import write_atomic, write_once
+from torchcts_schema.atomic import write_all, write_atomic, write_once
 from torchcts_schema.case_contract import (
     CASE_SOURCE_GROUP,
     DECLINE_KINDS,
@@ -337,6 +337,7 @@ __all__ = [
     "utc_stamp",
     "validate_manifest",
     "validate_rules",
+    "write_all",
     "write_atomic",
     "write_history",
     "write_once",

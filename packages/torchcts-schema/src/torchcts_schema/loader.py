@@ -25,6 +25,7 @@ from torchcts_schema.journal import read_journal
 from torchcts_schema.layout import (
     JOURNAL_SUFFIX,
     LATEST_SUFFIX,
+    SELECTIONS_DIR,
     ResultsLayout,
     run_key_of,
 )
@@ -58,13 +59,27 @@ def find_latest(results_dir: Path, *, run_key: str | None = None) -> Path:
     keys = sorted(run_keys(results_dir))
     if not keys:
         raise ArtifactError(
-            results_dir, f"no *{LATEST_SUFFIX} or *{JOURNAL_SUFFIX} here"
+            results_dir,
+            f"no *{LATEST_SUFFIX} or *{JOURNAL_SUFFIX} here{_subset_hint(results_dir)}",
         )
     if len(keys) > 1:
         raise ArtifactError(
             results_dir, f"several run keys ({', '.join(keys)}); name one"
         )
     return find_latest(results_dir, run_key=keys[0])
+
+
+def _subset_hint(results_dir: Path) -> str:
+    """Where the results are when only subset runs wrote here."""
+    selections = results_dir / SELECTIONS_DIR
+    if not selections.is_dir() or selections.is_symlink():
+        return ""
+    names = sorted(p.name for p in selections.iterdir() if p.is_dir())
+    if not names:
+        return ""
+    shown = ", ".join(f"{SELECTIONS_DIR}/{n}" for n in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"; only subset runs wrote here, each in its own folder: {shown}{more}"
 
 
 def run_keys(results_dir: Path) -> set[str]:

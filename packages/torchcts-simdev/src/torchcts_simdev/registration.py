@@ -53,7 +53,12 @@ def register() -> Fallback:
         kernels.impl(  # type: ignore[no-untyped-call]
             name, functools.partial(fallback, op), "PrivateUse1"
         )
-    _opaque_to_dynamo(Fallback.__call__, lower_precision_kernel())
+    _opaque_to_dynamo(
+        Fallback.__call__,
+        Fallback.native,
+        Fallback.fallen_back,
+        lower_precision_kernel(),
+    )
     torch._torchcts_simdev_fallback = fallback  # type: ignore[attr-defined]
     torch._torchcts_simdev_library = (  # type: ignore[attr-defined]
         library,
