@@ -18,6 +18,70 @@ FALLBACK = "fallback"
 Route = Callable[[str], object]
 
 
+def opaque_to_dynamo(*functions: Callable[..., Any]) -> bool:
+    """Make torch.compile skip `functions` and everything they call; False when this
+    torch has no per-code hook for it.
+
+    A recorder is pushed around device runs that may compile (the compile suite):
+    Dynamo must run its hook eagerly, never trace it into a graph. TorchDispatchMode
+    would wrap the hook in ``torch._disable_dynamo``, whose first call imports
+    torch._dynamo (about a CPU-second, the largest cost of a one-case rerun); the
+    frame hook below says the same to Dynamo's C evaluator without that import.
+    """
+    try:
+        from torch._C._dynamo.eval_frame import (
+            _FrameAction,
+            _FrameExecStrategy,
+            set_code_exec_strategy,
+        )
+    except ImportError:
+        return False
+    skip = _FrameExecStrategy(_FrameAction.SKIP, _FrameAction.SKIP)
+    for function in functions:
+        set_code_exec_strategy(function.__code__, skip)
+    return True
+
+
+def _record(
+    self: OverloadRecorder, func: Any, types: Any, args: Any = (), kwargs: Any = None
+) -> Any:
+    """`OverloadRecorder`'s dispatch hook: note the overload, run it unchanged."""
+    self.seen.add(func.name())
+    return func(*args, **(kwargs or {}))
+
+
+def _follow(
+    self: RouteRecorder, func: Any, types: Any, args: Any = (), kwargs: Any = None
+) -> Any:
+    """`RouteRecorder`'s dispatch hook."""
+    # the hot path of every watched device run: one dict lookup per call for
+    # a kernel of the device's own; names and routes are found once per overload.
+    # Keyed by id: OpOverload hashes in Python, and each lives as long as torch
+    kwargs = kwargs or {}
+    key = id(func)
+    known = self._routes.get(key)
+    if known is None:
+        name = func.name()
+        self.seen.add(name)
+        known = self._routes[key] = (self._route(name), name)
+    route, name = known
+    if route is KERNEL or key in self._following or not self._on_device(args, kwargs):
+        return func(*args, **kwargs)
+    if route is FALLBACK:
+        out = func(*args, **kwargs)
+        self.fell_back.add(name)
+        return out
+    self._following.add(key)
+    try:
+        with self:  # the generic kernel's own calls come back through this mode
+            return func._op_dk(route, *args, **kwargs)
+    finally:
+        self._following.discard(key)
+
+
+_OPAQUE = opaque_to_dynamo(_record, _follow)
+
+
 class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """A dispatch mode that notes each overload's name and runs it unchanged."""
 
@@ -27,16 +91,10 @@ class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
-        """No: recorded code runs eagerly, and wrapping `__torch_dispatch__` in
-        ``torch._disable_dynamo`` would import torch._dynamo (about a CPU-second) at
-        the first recording, the largest cost of a one-case rerun's explain facts."""
-        return False
+        """torch's own wrapping only where `opaque_to_dynamo` could not mark the hooks."""
+        return not _OPAQUE
 
-    def __torch_dispatch__(
-        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-    ) -> Any:
-        self.seen.add(func.name())
-        return func(*args, **(kwargs or {}))
+    __torch_dispatch__ = _record
 
 
 class RouteRecorder(OverloadRecorder):  # type: ignore[no-untyped-call]
@@ -63,36 +121,7 @@ class RouteRecorder(OverloadRecorder):  # type: ignore[no-untyped-call]
         self._routes: dict[int, tuple[object, str]] = {}
         self._following: set[int] = set()
 
-    def __torch_dispatch__(
-        self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-    ) -> Any:
-        # the hot path of every watched device run: one dict lookup per call for
-        # a kernel of the device's own; names and routes are found once per overload.
-        # Keyed by id: OpOverload hashes in Python, and each lives as long as torch
-        kwargs = kwargs or {}
-        key = id(func)
-        known = self._routes.get(key)
-        if known is None:
-            name = func.name()
-            self.seen.add(name)
-            known = self._routes[key] = (self._route(name), name)
-        route, name = known
-        if (
-            route is KERNEL
-            or key in self._following
-            or not self._on_device(args, kwargs)
-        ):
-            return func(*args, **kwargs)
-        if route is FALLBACK:
-            out = func(*args, **kwargs)
-            self.fell_back.add(name)
-            return out
-        self._following.add(key)
-        try:
-            with self:  # the generic kernel's own calls come back through this mode
-                return func._op_dk(route, *args, **kwargs)
-        finally:
-            self._following.discard(key)
+    __torch_dispatch__ = _follow
 
     def _on_device(self, args: Any, kwargs: dict[str, Any]) -> bool:
         """Whether the call dispatches to the device: a tensor on it (a tensor list
