@@ -11,12 +11,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from torchcts_schema import DISCOVERY_JSON, DISCOVERY_MARKDOWN
+
 from torchcts_cases.discovery_decide import DtypeDecision, Proposal, Support
 from torchcts_cases.discovery_evidence import COUNT_LEGEND, EXECUTED, Cell, Verdict
 from torchcts_cases.discovery_text import FORMAT, VERSION, Commands
 
-MARKDOWN_NAME = "discovery.md"
-JSON_NAME = "discovery.json"
+MARKDOWN_NAME = DISCOVERY_MARKDOWN
+JSON_NAME = DISCOVERY_JSON
 TITLE = "Claimed vs discovered dtype support"
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchcts_schema import (
+    DISCOVERY_FORMAT,
+    DISCOVERY_VERSION,
     Manifest,
     ManifestError,
     Status,
@@ -30,8 +32,8 @@ from torchcts_schema import (
 from torchcts_cases.discovery_decide import DtypeDecision, OpExclusion, Proposal
 from torchcts_cases.discovery_evidence import COUNT_LEGEND, EXECUTED, Cell
 
-FORMAT = "torchcts-discovery"
-VERSION = 1
+FORMAT = DISCOVERY_FORMAT
+VERSION = DISCOVERY_VERSION
 MAX_NAMED = 12  # ops named inline before a count is shown instead
 COMMENT_WIDTH = 86
 CONFIRM_LEVEL = 4  # every op family and backward: the probe's scope, as a run sees it

@@ -21,6 +21,7 @@ from torchcts_schema import (
 )
 
 from torchcts_report.clusters import build_clusters, example_message, rerun_command
+from torchcts_report.discovery_section import discovery_section
 from torchcts_report.evidence_sections import (
     crash_section,
     diagnostics_section,
@@ -85,6 +86,7 @@ def markdown_sections(
             if text
         ),
         ("breakdown", _breakdown_sections(summary)),
+        *(("discovery", text) for text in [discovery_section(report)] if text),
         ("not_run", _not_run_section(summary)),
         ("diagnostics", diagnostics_section(report, summary)),
     ]

@@ -40,6 +40,10 @@ RECHECK_SELECTION = "recheck-exclusions"  # selections/<this>[_<filters>]/
 RECHECK_REPORT_SUFFIX = "_recheck.md"
 RECHECK_PATCH_SUFFIX = "_recheck.patch"
 DISCOVERY_DIR = "discovery"  # dtype discovery probes: <results>/discovery/
+DISCOVERY_JSON = "discovery.json"  # beside a probe's results, read by the scorecard
+DISCOVERY_MARKDOWN = "discovery.md"
+DISCOVERY_FORMAT = "torchcts-discovery"  # discovery.json's format tag and version
+DISCOVERY_VERSION = 1
 HISTORY_GLOB = "*.json"
 CRASH_GLOB = "*.json"
 
