@@ -48,7 +48,7 @@ from torchcts_runner.metadata import build_metadata
 from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
 from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress, write_stderr
-from torchcts_runner.progress_hooks import fd_writer, terminal_fd, watch_progress
+from torchcts_runner.progress_hooks import fd_writer, own_terminal, watch_progress
 from torchcts_runner.recheck_plan import recheck_for
 from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import (
@@ -244,11 +244,11 @@ class ControllerRole:
         )
         write: Callable[[str], None] = write_stderr
         ticking = self.local_executor is None
-        terminal = None if ticking else terminal_fd(self.config)
+        terminal = None if ticking else own_terminal(self.config)
         if terminal is not None:  # cases run here: the ticker writes past the capture
             write, ticking = fd_writer(terminal), True
         self.progress = Progress(total, write, live=live)
-        watch_progress(self.config, self.progress, ticking=ticking)
+        watch_progress(self.config, self.progress, ticking=ticking, terminal=terminal)
         if self.controller.previous_journal_note:
             self._write(f"TorchCTS: {self.controller.previous_journal_note}\n")
         yield
@@ -453,12 +453,12 @@ class ControllerRole:
                 self._print_probes()
         if self.progress is not None:
             self.progress.close()
-        if interrupted and self.in_flight:
-            self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
         self.crashes.wait_for_repros()
         expected = self.plan.planned_ids if self.plan is not None else []
         name = signal_label(signum)
         try:
+            if interrupted and self.in_flight and self.write_error is None:
+                self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
             done = self.controller.finish(
                 expected,
                 interrupted=interrupted or self.write_error is not None,

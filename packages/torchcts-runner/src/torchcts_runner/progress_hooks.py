@@ -9,6 +9,7 @@ writer (xdist's "bringing up nodes...", a node going down, failures) through
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -24,8 +25,9 @@ PLUGIN_NAME = "torchcts-progress"
 class ProgressHooks:
     """Feeds `progress` from pytest's hooks; closes it at the latest at unconfigure."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, terminal: int | None = None) -> None:
         self.progress = progress
+        self._terminal = terminal  # our own descriptor of the terminal, if any
 
     @pytest.hookimpl
     def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
@@ -46,6 +48,9 @@ class ProgressHooks:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Never leave the ticker running or the line open, however the run ended."""
         self.progress.close()
+        if self._terminal is not None:
+            os.close(self._terminal)
+            self._terminal = None
 
 
 def _guard_terminal(config: pytest.Config, progress: Progress) -> None:
@@ -69,32 +74,48 @@ def _guard_terminal(config: pytest.Config, progress: Progress) -> None:
     writer.write = write  # type: ignore[method-assign]
 
 
-def watch_progress(config: pytest.Config, progress: Progress, *, ticking: bool) -> None:
-    """Register the hooks, guard the terminal, and start the ticker when `ticking`."""
-    config.pluginmanager.register(ProgressHooks(progress), PLUGIN_NAME)
+def watch_progress(
+    config: pytest.Config,
+    progress: Progress,
+    *,
+    ticking: bool,
+    terminal: int | None = None,
+) -> None:
+    """Register the hooks, guard the terminal, and start the ticker when `ticking`;
+    `terminal` (from `own_terminal`) is closed when the progress closes."""
+    config.pluginmanager.register(ProgressHooks(progress, terminal), PLUGIN_NAME)
     _guard_terminal(config, progress)
     if ticking:
         progress.start_ticker()
 
 
-def terminal_fd(config: pytest.Config) -> int | None:
-    """A descriptor of the terminal that reaches it while a case runs in this process.
+def own_terminal(config: pytest.Config) -> int | None:
+    """A descriptor of our own for the terminal, one that reaches it while a case
+    runs in this process and stays valid after pytest's capture ends.
 
     During a case pytest's fd capture points descriptor 2 at a temporary file, so a
     stall hint written there by the ticker thread would land in the case's captured
-    output. The capture keeps a duplicate of the real stderr; writing to it changes
-    no capture state (suspending capture from another thread would race the main
-    thread's own suspend and resume). Without fd capture (``-s``, ``--capture=sys``)
-    descriptor 2 is the terminal already. None: this pytest keeps it elsewhere, so
-    there is no in-process ticker.
+    output. The capture keeps a duplicate of the real stderr (and closes it when the
+    capture stops, so it is duplicated again here, never written to directly);
+    writing to a descriptor changes no capture state (suspending capture from another
+    thread would race the main thread's own suspend and resume). Without fd capture
+    (``-s``, ``--capture=sys``) descriptor 2 is the terminal already. None: this
+    pytest keeps it elsewhere, so there is no in-process ticker.
     """
     capman = config.pluginmanager.getplugin("capturemanager")
     capturing = getattr(capman, "_global_capturing", None)
     err = getattr(capturing, "err", None)
     if err is None:
-        return 2 if config.getoption("capture", "fd") != "fd" else None
-    saved = getattr(err, "targetfd_save", None)
-    return saved if isinstance(saved, int) else None
+        source = 2 if config.getoption("capture", "fd") != "fd" else None
+    else:
+        saved = getattr(err, "targetfd_save", None)
+        source = saved if isinstance(saved, int) else None
+    if source is None:
+        return None
+    try:
+        return os.dup(source)
+    except OSError:
+        return None
 
 
 def fd_writer(fd: int) -> Callable[[str], None]:
@@ -107,4 +128,4 @@ def fd_writer(fd: int) -> Callable[[str], None]:
     return write
 
 
-__all__ = ["ProgressHooks", "fd_writer", "terminal_fd", "watch_progress"]
+__all__ = ["ProgressHooks", "fd_writer", "own_terminal", "watch_progress"]
