@@ -17,7 +17,6 @@ cases) serves the module; the pasted confirm command is a second runner start (a
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -25,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from e2e_env import without_torchcts_env
 from torchcts_cases import Selection, select_cases
 from torchcts_cases.cli import main as cases_main
 from torchcts_schema import NotRunReason, dtype_claims, load_manifest
@@ -34,11 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 OPS = ("add", "mul", "sin", "cos", "where")
 DTYPES = ("float16", "float32")
-
-
-def _env() -> dict[str, str]:
-    # the manifest's own profile, whatever the caller's environment says
-    return {k: v for k, v in os.environ.items() if not k.startswith("TORCHCTS_")}
 
 
 def _discover(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -53,7 +48,7 @@ def _discover(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=600,
-        env=_env(),
+        env=without_torchcts_env(),
         check=False,
     )
 
@@ -196,7 +191,7 @@ def test_a_printed_confirm_command_shows_the_evidence(root: Path) -> None:
         capture_output=True,
         text=True,
         timeout=600,
-        env=_env(),
+        env=without_torchcts_env(),
         check=False,
     )
     assert done.returncode == 1, done.stderr[-3000:]

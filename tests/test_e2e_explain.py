@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from e2e_env import without_torchcts_env
 from torchcts_report.cli import main as report_main
 
 pytestmark = pytest.mark.timeout(900)
@@ -49,10 +50,6 @@ STRIDES = "factories/empty_metadata/check/bfloat16/-"
 COS = "opinfo/cos/forward/float32/0"
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("TORCHCTS_")}
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The directory of one finished simdev run with the explain profile."""
@@ -66,7 +63,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         text=True,
         timeout=600,
-        env=_env(),
+        env=without_torchcts_env(),
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     return root
@@ -161,7 +158,7 @@ def test_repro_scripts_reproduce_the_failure_alone(
         capture_output=True,
         text=True,
         timeout=300,
-        env=_env(),
+        env=without_torchcts_env(),
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert printed in done.stdout + done.stderr
@@ -223,7 +220,7 @@ def test_a_rerun_replays_saved_inputs_without_importing_opinfo(
         "opinfo~bmm~forward~float32~0.pt",
     }
     (tmp_path / "sitecustomize.py").write_text(BLOCK_OPINFO, encoding="utf-8")
-    env = {**_env(), "PYTHONPATH": str(tmp_path)}
+    env = {**without_torchcts_env(), "PYTHONPATH": str(tmp_path)}
     nodes = [f"torchcts::{SIN}", f"torchcts::{BMM}"]
     done = subprocess.run(
         [str(BIN / "torchcts-run"), "--manifest", "manifest.py", *nodes],

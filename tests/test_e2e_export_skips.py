@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import copy
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import unittest
 from pathlib import Path
 
 import pytest
+from e2e_env import without_torchcts_env
 from torchcts_report.cli import main as report_main
 
 pytestmark = pytest.mark.timeout(900)
@@ -29,11 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 MUL = "opinfo/mul/forward/int64/0"
 WHERE = "opinfo/where/forward/int64/0"
-
-
-def _env() -> dict[str, str]:
-    # the manifest's own demo profile, whatever the caller's environment says
-    return {k: v for k, v in os.environ.items() if not k.startswith("TORCHCTS_")}
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +43,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         text=True,
         timeout=600,
-        env=_env(),
+        env=without_torchcts_env(),
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     (run,) = (root / "results" / "selections").iterdir()

@@ -13,13 +13,13 @@ the manifest's and the ledger's bytes as they were. One run without xdist worker
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from e2e_env import without_torchcts_env
 from torchcts_schema import (
     ResultsLayout,
     Status,
@@ -61,11 +61,6 @@ OPS = {
 '''
 
 
-def _env() -> dict[str, str]:
-    # the manifest's own demo profile, whatever the caller's environment says
-    return {k: v for k, v in os.environ.items() if not k.startswith("TORCHCTS_")}
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The working directory of one finished recheck, and what it printed."""
@@ -79,7 +74,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         capture_output=True,
         text=True,
         timeout=600,
-        env=_env(),
+        env=without_torchcts_env(),
     )
     out = done.stdout + done.stderr
     assert done.returncode == 1, out[-4000:]  # two declined cases really fail

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+from e2e_env import without_torchcts_env
 
 pytestmark = pytest.mark.timeout(1500)
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ USAGE_OR_SHELL = {2, 4, 126, 127}
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHCTS_")}
+    env = without_torchcts_env()
     env["TORCHCTS_SIMDEV_PROFILE"] = "demo"
     env.pop("PYTHONPATH", None)  # as pasted: nothing but the checkout
     return env

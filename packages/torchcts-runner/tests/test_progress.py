@@ -112,14 +112,17 @@ def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("_fake")
+@pytest.mark.parametrize("workers", [1, 0])
 def test_quiet_run_shows_the_stall_hint_for_a_long_case(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
-    """A case running past the stall threshold is named in the quiet output, with
-    xdist (the ticker runs while the worker is busy)."""
+    """A case running past the stall threshold is named in the quiet output while it
+    runs: with xdist (the ticker runs while the worker is busy) and without it (a
+    rerun of a few cases: the ticker writes past pytest's capture to the real
+    stderr, not into the case's captured output)."""
     monkeypatch.setenv("FAKE_SLEEP_S", "6")
     write_manifest(pytester, ["sleepy"])
-    result = pytester.runpytest_subprocess(*run_args(workers=1))
+    result = pytester.runpytest_subprocess(*run_args(workers=workers))
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     assert re.search(
         r"^\[0/1\] \| running fake/sleepy/forward/\S+ for \d+s$",
@@ -150,20 +153,3 @@ def test_end_lists_phases_after_the_last_case_and_each_report_path_once(
     assert f"reports: {', '.join(paths)} (" in out
     for path in paths:
         assert (out + err).count(path) == 1, path
-
-
-@pytest.mark.usefixtures("_fake")
-def test_the_stall_hint_shows_in_process_too(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without xdist (a rerun of a few cases) the ticker writes past pytest's capture
-    to the real stderr: the long case is named while it runs, not in its output."""
-    monkeypatch.setenv("FAKE_SLEEP_S", "6")
-    write_manifest(pytester, ["sleepy"])
-    result = pytester.runpytest_subprocess(*run_args(workers=0))
-    assert result.ret == 0, result.stdout.str() + result.stderr.str()
-    assert re.search(
-        r"^\[0/1\] \| running fake/sleepy/forward/\S+ for \d+s$",
-        result.stderr.str(),
-        re.MULTILINE,
-    ), result.stderr.str()

@@ -17,8 +17,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from torchcts_schema import (
     JUNIT_SUFFIX,
@@ -477,22 +479,19 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
         return code
     counts = status.get("counts")
     counts = counts if isinstance(counts, dict) else {}
-    bad = {name: int(counts.get(name, 0)) for name in sorted(fail_on)}
-    failing = sum(bad.values())
+    failing, which = _tally(counts, sorted(fail_on))
     if failing:
-        which = ", ".join(f"{n} {k}" for k, n in bad.items() if n)
         print(
             f"torchcts-run: run complete; {failing} case(s) did not pass ({which}); "
             f"{report}",
             flush=True,
         )
         return CASES_FAILED
-    others = {name: int(counts.get(name, 0)) for name in NOT_PASSED}
-    if sum(others.values()):  # --no-fail, or --fail-on naming other statuses
-        which = ", ".join(f"{n} {k}" for k, n in others.items() if n)
+    others, which = _tally(counts, NOT_PASSED)
+    if others:  # --no-fail, or --fail-on naming other statuses
         print(
-            f"torchcts-run: run complete; {sum(others.values())} case(s) did not pass "
-            f"({which}), none with a status that fails the run; {report}",
+            f"torchcts-run: run complete; {others} case(s) did not pass ({which}), "
+            f"none with a status that fails the run; {report}",
             flush=True,
         )
         return OK
@@ -501,6 +500,13 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
         flush=True,
     )
     return OK
+
+
+def _tally(counts: Mapping[str, Any], statuses: Iterable[str]) -> tuple[int, str]:
+    """How many cases have one of `statuses`, and ``"2 failed, 1 crashed"``."""
+    found = {name: int(counts.get(name, 0)) for name in statuses}
+    which = ", ".join(f"{n} {name}" for name, n in found.items() if n)
+    return sum(found.values()), which
 
 
 def _read_status(path: Path) -> dict[str, object] | None:
