@@ -24,11 +24,13 @@ DTYPES = {
 # nothing to pin for (that case is not_run: device_count on the CPU anyway).
 # "inductor" on the CPU compiles C++: it needs a C++ compiler (gcc or clang) on the
 # host; drop it on a machine without one (its cases are level 3).
+# "stress" (levels 7-8) sizes its largest tensor from RESOURCE_LIMITS memory_mb (1/16
+# of it); this manifest sets none, so the tensor is 64 MiB.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch", "autograd", "training", "workloads",
-    "compile",
+    "compile", "stress",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
     "inductor", "compile_fullgraph",
 ]  # fmt: skip

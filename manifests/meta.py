@@ -24,7 +24,8 @@ CAPABILITIES = [
     "device_mismatch",
     # Not "autograd", "training", "workloads", "compile" (nor their feature paths):
     # they compare values (gradients, updated weights, compiled results), and the
-    # meta device has none.
+    # meta device has none. Nor "stress": it is judged by values too (a 300-op chain,
+    # counts and spot values of a large tensor, torch.equal of permuted round trips).
 ]  # fmt: skip
 
 LEVEL = 1

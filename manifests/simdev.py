@@ -61,6 +61,9 @@ CAPABILITIES = [
     "rng", "device_mismatch", "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
     "compile_fullgraph",
+    # edge shapes and scale (levels 7-8); its large tensor is 1/16 of memory_mb below
+    # (256 MiB of CPU payload, about 2 s of simdev's Python dispatch per run)
+    "stress",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

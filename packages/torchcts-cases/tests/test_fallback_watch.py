@@ -115,6 +115,29 @@ def test_kernels_that_call_back_into_the_mode_do_not_recurse() -> None:
     assert watch.overloads == () and not y.requires_grad
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float16])
+def test_wrapped_numbers_of_followed_kernels_compute_as_on_cpu(
+    dtype: torch.dtype,
+) -> None:
+    """A generic kernel that passes a number to a Tensor argument (x % 2 reaches the
+    backend as remainder.Tensor with a wrapped number) runs under the watch with
+    CPU's values and dtype: the mode gets a Python number there, which the overload
+    alone refuses ("Expected a value of type 'Tensor'")."""
+    host = torch.arange(-3, 6).to(dtype)
+    calls = {
+        "remainder": lambda t: t % 2,
+        "remainder_float": lambda t: t.remainder(2.5),
+        "fmod": lambda t: t.fmod(2),
+        "where_scalar": lambda t: torch.where(t > 0, t, 2),
+    }
+    for name, call in calls.items():
+        expected = call(host)
+        with watch_fallbacks("simdev") as watch:
+            got = call(host.to("simdev")).cpu()
+        assert (got.dtype, got.tolist()) == (expected.dtype, expected.tolist()), name
+        assert watch.overloads == ()
+
+
 def test_fallback_warnings_are_named_and_shown_again() -> None:
     """A warning in PyTorch's fallback wording names its overload; every warning
     still reaches the caller's filters afterwards; warn_always is put back."""

@@ -82,6 +82,10 @@ BAD = [
         "rules[0].inplace: must be true or false",
     ),
     (
+        '{"rules": [{"op": "aten::sin", "fault": "abort", "expanded": 1}]}',
+        "rules[0].expanded: must be true or false",
+    ),
+    (
         '{"rules": [{"op": "aten::sin", "fault": "abort"}, {"op": "x", "fault": "abort"}]}',
         "rules[1].op",
     ),

@@ -163,12 +163,15 @@ def test_drop_inplace_on_a_non_structured_inplace_op(inject: Inject) -> None:
         ({"max_numel": 12}, True),
         ({"inplace": True}, False),
         ({"inplace": False}, True),
+        ({"expanded": True}, False),
+        ({"expanded": False}, True),
     ],
 )
 def test_narrowing_keys_select_calls(
     inject: Inject, narrowing: dict, hit: bool
 ) -> None:
-    """dtype, ndim, shape, numel bounds and inplace decide which calls a rule hits."""
+    """dtype, ndim, shape, numel bounds, inplace and expanded decide which calls a
+    rule hits."""
     inject(op="aten::sin.out", fault="runtime_error", **narrowing)
     x = _host().to("simdev")
     if hit:
@@ -176,6 +179,19 @@ def test_narrowing_keys_select_calls(
             torch.sin(x)
     else:
         assert torch.equal(torch.sin(x).cpu(), torch.sin(_host()))
+
+
+def test_expanded_rules_hit_only_stride_zero_inputs(inject: Inject) -> None:
+    """ "expanded": true hits a call whose first tensor has a stride-0 dim of size
+    > 1 (expand, broadcast_to), not the same values stored densely, nor a size-1
+    dim expanded to size 1."""
+    inject(op="aten::sum*", fault="wrong_values", expanded=True)
+    row = torch.arange(4.0).to("simdev")
+    expanded = row.view(1, 4).expand(3, 4)
+    assert expanded.stride() == (0, 1)
+    assert not torch.equal(expanded.sum(0).cpu(), torch.arange(4.0) * 3)
+    assert torch.equal(expanded.contiguous().sum(0).cpu(), torch.arange(4.0) * 3)
+    assert torch.equal(row.view(1, 4).expand(1, 4).sum(0).cpu(), torch.arange(4.0))
 
 
 def test_first_matching_rule_wins() -> None:

@@ -65,6 +65,8 @@ def _follow(
         self.seen.add(name)
         known = self._routes[key] = (self._route(name), name)
     route, name = known
+    if self._following:  # called by a generic kernel being followed
+        args, kwargs = _numbers_as_tensors(func, args, kwargs)
     if route is KERNEL or key in self._following or not self._on_device(args, kwargs):
         return func(*args, **kwargs)
     if route is FALLBACK:
@@ -80,6 +82,64 @@ def _follow(
 
 
 _OPAQUE = opaque_to_dynamo(_record, _follow)
+_NUMBERS = (bool, int, float, complex)
+# an overload's Tensor arguments (position, name), by id as `_follow` keys overloads
+_TENSOR_SLOTS: dict[int, tuple[tuple[int, str], ...]] = {}
+
+
+def _numbers_as_tensors(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A generic kernel's call with its wrapped numbers rebuilt as 0-dim tensors.
+
+    A C++ kernel passes a number to a Tensor argument as a "wrapped number" tensor
+    (``remainder.Scalar`` calls ``remainder.Tensor`` so); the mode receives it as a
+    plain Python number, which the overload then refuses ("Expected a value of type
+    'Tensor'"), and the flag cannot be set again from Python. A 0-dim tensor of the
+    dtype the wrapped number promotes to (the first tensor's when the number's kind
+    is not higher, else the default dtype) computes the same result.
+    """
+    slots = _TENSOR_SLOTS.get(id(func))
+    if slots is None:
+        slots = _TENSOR_SLOTS[id(func)] = tuple(
+            (position, argument.name)
+            for position, argument in enumerate(func._schema.arguments)
+            if isinstance(argument.type, torch._C.TensorType)
+        )
+    found = [
+        (position, name)
+        for position, name in slots
+        if type(args[position] if position < len(args) else kwargs.get(name))
+        in _NUMBERS
+    ]
+    if not found:
+        return args, kwargs
+    reference = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    new_args, new_kwargs = list(args), dict(kwargs)
+    for position, name in found:
+        if position < len(args):
+            new_args[position] = _as_tensor(args[position], reference)
+        else:
+            new_kwargs[name] = _as_tensor(kwargs[name], reference)
+    return tuple(new_args), new_kwargs
+
+
+def _as_tensor(number: Any, reference: torch.Tensor | None) -> torch.Tensor:
+    """`number` as the 0-dim tensor a wrapped number of it promotes like."""
+    kind = _NUMBERS.index(type(number))  # bool < int < float < complex
+    if reference is not None and kind <= _kind(reference.dtype):
+        return torch.tensor(number, dtype=reference.dtype)
+    default = torch.get_default_dtype()
+    dtype = (torch.bool, torch.int64, default, default.to_complex())[kind]
+    return torch.tensor(number, dtype=dtype)
+
+
+def _kind(dtype: torch.dtype) -> int:
+    if dtype.is_complex:
+        return 3
+    if dtype.is_floating_point:
+        return 2
+    return 0 if dtype == torch.bool else 1
 
 
 class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]

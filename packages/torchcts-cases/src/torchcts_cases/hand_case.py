@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +14,7 @@ from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import header, literal
 from torchcts_cases.repro_check import RUNTIME, settings_block
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
-from torchcts_cases.suites.base import HandCase
+from torchcts_cases.suites.base import HandCase, resource_limits
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import to_host
 
@@ -40,7 +40,7 @@ class HandPrepared(PreparedCase):
                     self._reference = self.case.expected(self.spec.dtype)
                 else:
                     within = self.case.reference_context or nullcontext
-                    with within():
+                    with within(), self._limits():
                         cpu = self.case.check("cpu", self.spec.dtype)
                     self._reference = to_host(cpu)
             except Exception as exc:
@@ -55,7 +55,8 @@ class HandPrepared(PreparedCase):
         """The shared facts, and the aten overloads the check reaches on CPU."""
         facts = super().facts(expected, observed, metadata_only=metadata_only)
         dtype = self.spec.dtype
-        facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
+        with self._limits():
+            facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
         return facts
 
     def metadata_only_facts(self) -> bool:
@@ -64,7 +65,12 @@ class HandPrepared(PreparedCase):
 
     def run_on(self, device: str) -> object:
         """The check's observations on `device`, copied back to CPU."""
-        return to_host(self.case.check(device, self.spec.dtype))
+        with self._limits():
+            return to_host(self.case.check(device, self.spec.dtype))
+
+    def _limits(self) -> AbstractContextManager[None]:
+        """Every run of the check sees the manifest's RESOURCE_LIMITS."""
+        return resource_limits(self.manifest.resource_limits)
 
     def judge(
         self, expected: object, observed: object, *, metadata_only: bool = False
@@ -127,6 +133,7 @@ class HandPrepared(PreparedCase):
         return (
             header(self.spec, backend_import, backend_options)
             + _STANDINS
+            + f"RESOURCE_LIMITS = {dict(self.manifest.resource_limits)!r}\n\n"
             + body
             + "\n\n"
             + settings_block(device, self.tolerance, meta)
@@ -186,6 +193,10 @@ def case(*args, **kwargs):
 
 def storage_id(t):
     return int(t.untyped_storage()._cdata)
+
+
+def resource_limit(key):  # the manifest's RESOURCE_LIMITS, as the case ran under
+    return RESOURCE_LIMITS.get(key)
 
 
 class ExpectedSource:

@@ -21,7 +21,8 @@ LEVEL_DOCS: dict[int, str] = {
     5: "deeper hand-written checks (serialization round trips, multi-device)",
     6: "samples 8-31 of every op",
     7: "hand-written stress (large and adversarial shapes)",
-    8: "release depth: every sample of every op in every dtype",
+    8: "release depth: every sample of every op in every dtype; the stress suite's "
+    "tensor sized from the manifest's memory_mb",
 }
 
 VARIANT_TIER: dict[str, int] = {

@@ -184,7 +184,10 @@ DTYPES = {{
 # conv + batch norm, LSTM/GRU, a tiny language model: forward and a training step),
 # compile (torch.compile with backend="aot_eager", which any device can run: per-op
 # graphs, small models forward and backward, dynamic shapes, a graph break; judged
-# against eager CPU, graph breaks and recompiles reported in each record's detail).
+# against eager CPU, graph breaks and recompiles reported in each record's detail),
+# stress (levels 7-8: zero-size and rank 8-20 tensors, overlapping and expanded
+# strides, thousands of small allocations, a 300-op chain, and a tensor of 1/16 of
+# RESOURCE_LIMITS memory_mb, 64 MiB without one: set memory_mb to size it).
 # Paths inside those suites, each claimed on its own: foreach_optimizers
 # (foreach=True), fused_optimizers (fused=True), autocast (float16/bfloat16, as
 # declared in DTYPES), grad_scaler (torch.amp.GradScaler), pin_memory (DataLoader

@@ -58,6 +58,10 @@ SUITE_CAPABILITIES = (
     "training",
     "workloads",
     "compile",
+    # edge shapes and scale (levels 7-8): zero-size and rank 8-16 tensors, overlapping
+    # and expanded strides, thousands of small allocations, a 300-op chain, and a
+    # tensor of 1/16 of RESOURCE_LIMITS memory_mb (64 MiB without one)
+    "stress",
 )
 # Paths inside a suite that a backend may support or not on their own; a case that
 # needs one is not_run (capability_not_declared) unless the manifest claims it too.

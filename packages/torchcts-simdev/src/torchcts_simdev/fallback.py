@@ -300,13 +300,18 @@ def _select(
     if first is not None:
         dtype: str | None = str(first.dtype).removeprefix("torch.")
         shape: tuple[int, ...] | None = tuple(first.shape)
+        expanded = any(
+            stride == 0 and size > 1
+            for size, stride in zip(first.shape, first.stride(), strict=True)
+        )
     else:
         given = kwargs.get("dtype")
         dtype = str(given).removeprefix("torch.") if given is not None else None
         shape = None
+        expanded = False
     inplace = _is_inplace(info.writes, args, kwargs)
     for rule in info.rules:
-        if rule.matches_call(dtype, shape, inplace):
+        if rule.matches_call(dtype, shape, inplace, expanded):
             return rule
     return None
 

@@ -37,7 +37,7 @@ CRASH_KINDS = ("segfault", "abort", "hang", "memory_blowup")
 # (and warns the way the MPS fallback does). Dispatch picks a kernel per overload, so
 # only `op` and `note` apply.
 CPU_FALLBACK = "cpu_fallback"
-_CALL_KEYS = ("dtype", "ndim", "shape", "min_numel", "max_numel", "inplace")
+_CALL_KEYS = ("dtype", "ndim", "shape", "min_numel", "max_numel", "inplace", "expanded")
 MAGNITUDES = ("small", "large")
 DTYPE_NAMES = (
     "bool",
@@ -69,6 +69,8 @@ RULE_KEYS = {
     "max_numel": "largest numel of the first tensor argument",
     "inplace": "true: only calls that write an argument they also read (x.add_(y)); "
     "false: only calls that do not",
+    "expanded": "true: only calls whose first tensor argument is expanded (a dim of "
+    "size > 1 with stride 0); false: only calls whose first tensor is not",
     "magnitude": "wrong_values only: 'small' (10x tolerance) or 'large'",
     "max_mb": "memory_blowup only: MiB allocated before raising OutOfMemoryError",
     "note": "free text saying why the rule exists",
@@ -95,6 +97,7 @@ class FaultRule:
     min_numel: int | None = None
     max_numel: int | None = None
     inplace: bool | None = None
+    expanded: bool | None = None
     magnitude: str = "small"
     max_mb: int = 4096
     note: str = ""
@@ -104,12 +107,18 @@ class FaultRule:
         return any(fnmatch.fnmatchcase(name, glob) for glob in self.ops)
 
     def matches_call(
-        self, dtype: str | None, shape: tuple[int, ...] | None, inplace: bool = False
+        self,
+        dtype: str | None,
+        shape: tuple[int, ...] | None,
+        inplace: bool = False,
+        expanded: bool = False,
     ) -> bool:
         """Whether the narrowing keys accept a call whose first tensor is given."""
         if self.dtypes and dtype not in self.dtypes:
             return False
         if self.inplace is not None and inplace != self.inplace:
+            return False
+        if self.expanded is not None and expanded != self.expanded:
             return False
         if (self.ndim, self.shape, self.min_numel, self.max_numel) == (None,) * 4:
             return True
@@ -257,8 +266,10 @@ def _rule(raw: Any, index: int, where: str) -> FaultRule:
         if value is not None and not _is_count(value):
             raise ProfileError(f"{at}.{key}: must be a non-negative int, not {value!r}")
     inplace = raw.get("inplace")
-    if inplace is not None and not isinstance(inplace, bool):
-        raise ProfileError(f"{at}.inplace: must be true or false, not {inplace!r}")
+    expanded = raw.get("expanded")
+    for key, flag in (("inplace", inplace), ("expanded", expanded)):
+        if flag is not None and not isinstance(flag, bool):
+            raise ProfileError(f"{at}.{key}: must be true or false, not {flag!r}")
     magnitude = raw.get("magnitude", "small")
     if "magnitude" in raw and fault != "wrong_values":
         raise ProfileError(f"{at}.magnitude: only applies to fault 'wrong_values'")
@@ -282,6 +293,7 @@ def _rule(raw: Any, index: int, where: str) -> FaultRule:
         min_numel=counts["min_numel"],
         max_numel=counts["max_numel"],
         inplace=inplace,
+        expanded=expanded,
         magnitude=magnitude,
         max_mb=max_mb,
         note=note,

@@ -1,7 +1,7 @@
 """Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
 semantics, memory formats, copies, factories, RNG, serialization, device mismatch; the
-autograd engine, training, model workloads and torch.compile) and reviewed references.
-Each suite is one small module with a ``CASES`` tuple.
+autograd engine, training, model workloads, torch.compile, edge shapes and scale) and
+reviewed references. Each suite is one small module with a ``CASES`` tuple.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ SUITE_MODULES = (
     "training_precision",
     "workloads",
     "compile",
+    "stress",
+    "stress_scale",
 )
 
 

@@ -5,13 +5,18 @@ A check takes ``(device, dtype)`` and returns a dict of observations: values, me
 and booleans such as "this view shares storage with its base". The CPU run of the same
 check is the expectation unless the case carries reviewed values; a case may name a
 context that CPU run happens in (compile: eagerly) and observations it only reports.
+A check may size itself from the manifest's RESOURCE_LIMITS (`resource_limit`): both
+runs of it, on CPU and on the device, see the same limits, so they build the same
+tensors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from torchcts_schema import ExpectedSource, make_case_id
@@ -20,6 +25,9 @@ from torchcts_cases.spec import CaseSpec
 
 Check = Callable[[str, str | None], dict[str, Any]]
 Reviewed = Callable[[str | None], dict[str, Any]]
+_LIMITS: ContextVar[Mapping[str, float]] = ContextVar(
+    "hand_case_resource_limits", default=MappingProxyType({})
+)
 
 
 @dataclass(frozen=True)
@@ -99,3 +107,20 @@ def case(
 def storage_id(t: Any) -> int:
     """Identity of a tensor's storage that works even where data_ptr() is 0."""
     return int(t.untyped_storage()._cdata)
+
+
+@contextmanager
+def resource_limits(limits: Mapping[str, float]) -> Iterator[None]:
+    """Inside: `resource_limit` answers from `limits` (the manifest's RESOURCE_LIMITS
+    of the case being run)."""
+    token = _LIMITS.set(MappingProxyType(dict(limits)))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(token)
+
+
+def resource_limit(key: str) -> float | None:
+    """The running case's manifest RESOURCE_LIMITS[key], None when it sets none: the
+    stress suite sizes its largest tensor from ``memory_mb``."""
+    return _LIMITS.get().get(key)
