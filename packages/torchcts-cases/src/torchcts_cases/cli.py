@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -23,6 +24,7 @@ from torchcts_schema import (
     COVERAGE_DIR,
     ArtifactError,
     ManifestError,
+    NotRunReason,
     ToolParser,
     exit_codes_epilog,
     for_terminal,
@@ -64,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except BrokenPipeError:
+        # the reader left (`list ... | head`): what it wanted was written; keep
+        # Python's exit-time flush from failing on the closed pipe too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ProbeError as exc:
         _print(f"torchcts-cases: error: {exc}", file=sys.stderr)
         return PROBE_INCOMPLETE
@@ -112,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
     _selection_args(p)
     p.add_argument(
         "--json", action="store_true", help="one CaseSpec JSON object per line"
+    )
+    p.add_argument(
+        "--not-run",
+        metavar="REASON",
+        choices=[r.value for r in NotRunReason],
+        help="print the ids of the cases not run for REASON instead (a run counts "
+        "level_filtered and filtered_by_selection cases without recording them: "
+        "this lists them from the index, e.g. --not-run level_filtered)",
     )
     p.set_defaults(func=_list)
 
@@ -319,6 +334,12 @@ def _show_skips(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     _manifest, selected = _select(args)
     out = sys.stdout
+    if args.not_run:
+        for record in selected.not_run:
+            if record.not_run_reason == args.not_run:
+                line = json.dumps(record.to_dict()) if args.json else record.case_id
+                out.write(line + "\n")
+        return 0
     for spec in selected.runnable:
         out.write((json.dumps(spec.to_dict()) if args.json else spec.case_id) + "\n")
     return 0

@@ -225,6 +225,31 @@ def rerun_command(
     )
 
 
+def outside_list_command(
+    metadata: RunMetadata, reason: str, *, base: Path | None = None
+) -> str:
+    """The command that lists the ids of the cases a run counted outside its level
+    and filters for `reason` (a run records a count, the index has the ids)."""
+    options = metadata.options
+    flags = ""
+    level = options.get("level")
+    if isinstance(level, int) and not isinstance(level, bool):
+        flags += f" --level {level}"
+    for option, flag in (
+        ("suites", "--suite"),
+        ("dtypes", "--dtype"),
+        ("op_globs", "--op"),
+    ):
+        values = options.get(option)
+        if isinstance(values, list):
+            flags += "".join(f" {flag} {quote(str(v))}" for v in values)
+    return (
+        f"{tool_command('torchcts-cases', recorded_prefix(options))} list "
+        f"--manifest {shell_path(manifest_of(metadata, base))}{flags} "
+        f"--not-run {quote(reason)}"
+    )
+
+
 def shell_path(path: str) -> str:
     """A quoted path whose leading ``~/`` stays outside the quotes, so it expands."""
     if path.startswith("~/"):

@@ -20,7 +20,12 @@ from torchcts_schema import (
     Status,
 )
 
-from torchcts_report.clusters import build_clusters, example_message, rerun_command
+from torchcts_report.clusters import (
+    build_clusters,
+    example_message,
+    outside_list_command,
+    rerun_command,
+)
 from torchcts_report.discovery_section import discovery_section
 from torchcts_report.evidence_sections import (
     crash_section,
@@ -186,9 +191,13 @@ def _status_section(report: ReportInput, summary: RecordSummary) -> str:
     if outside:
         listed = ", ".join(f"{md(k)} {outside[k]:,}" for k in sorted(outside))
         text += (
-            f"\n\nThis run selected part of the manifest: {sum(outside.values()):,} "
-            f"more case(s) outside its level and filters were counted, not recorded "
-            f"({listed})."
+            f"\n\n{sum(outside.values()):,} more case(s) lie outside this run's level "
+            f"and filters: counted by reason, not recorded ({listed}). Their ids: "
+            + "; ".join(
+                f"`{outside_list_command(report.artifact.metadata, k, base=report.command_base)}`"
+                for k in sorted(outside)
+            )
+            + "."
         )
     return text
 

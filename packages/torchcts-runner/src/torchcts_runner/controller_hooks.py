@@ -254,7 +254,9 @@ class ControllerRole:
         yield
 
     def account_collected(self, node_ids: Iterable[str]) -> None:
-        """Planned cases that pytest deselected (-k, -m, node ids) become not_run."""
+        """Planned cases that pytest deselected (-k, -m, node ids) are counted as
+        outside the run (filtered_by_selection), as the level's are: a table of
+        counts, no record per case."""
         if self._accounted or self.plan is None or not self.started:
             return
         self._accounted = True
@@ -262,25 +264,13 @@ class ControllerRole:
         if self.progress is not None:
             self.progress.total = len(collected)
         done = self.done
-        records = []
         outside = self.plan.outside
         for spec in self.plan.planned:
             if spec.case_id in collected or spec.case_id in done:
                 continue
-            if self.settings.is_subset:  # counted, as selection counts the rest
-                reason = NotRunReason.FILTERED_BY_SELECTION
-                count_outside(outside, spec.suite, spec.op, spec.dtype, reason)
-                continue
-            records.append(
-                self.crashes.record(
-                    spec.case_id,
-                    status=Status.NOT_RUN,
-                    not_run_reason=NotRunReason.FILTERED_BY_SELECTION,
-                    next_fix=NextFix.SUPPORT_SURFACE,
-                    detail="deselected by pytest arguments (-k, -m or node ids)",
-                )
-            )
-        self.controller.add_not_run(records)
+            # counted by reason, as selection counts what lies outside the level
+            reason = NotRunReason.FILTERED_BY_SELECTION
+            count_outside(outside, spec.suite, spec.op, spec.dtype, reason)
         self.controller.set_outside(self.plan.outside_by_reason())
 
     # -- during the run -----------------------------------------------------------------

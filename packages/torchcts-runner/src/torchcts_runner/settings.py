@@ -90,7 +90,7 @@ class RunSettings:
             shard=self.shard,
             done=done,
             node_ids=self.node_ids,
-            record_outside=not self.is_subset,
+            record_outside=False,
             recheck=recheck,
         )
 
