@@ -111,8 +111,11 @@ def test_cuda_adapter_synchronizes_reads_memory_and_keys_by_properties() -> None
     }
     assert adapter.hardware_key() == "nvidia-h200-141gb"
     assert adapter.describe({}) == {
-        "family": "cuda", "device": "cuda", "device_count": 2, "cuda_version": "12.8",
-    }  # fmt: skip
+        "family": "cuda",
+        "device": "cuda",
+        "device_count": 2,
+        "cuda_version": "12.8",
+    }
 
 
 def test_rocm_is_the_cuda_module_on_a_hip_build() -> None:
@@ -149,8 +152,9 @@ def test_cuda_environment_is_recorded_and_labelled_never_set() -> None:
         "NVIDIA_TF32_OVERRIDE": "0",
     }
     assert adapter.runtime_modifications(environ) == [
-        "CUDA_LAUNCH_BLOCKING=1", "NVIDIA_TF32_OVERRIDE=0",
-    ]  # fmt: skip
+        "CUDA_LAUNCH_BLOCKING=1",
+        "NVIDIA_TF32_OVERRIDE=0",
+    ]
     visible = adapter.describe(environ)["visible_devices"]
     assert visible == {"CUDA_VISIBLE_DEVICES": "2 device id(s)"}
     indices = adapter.describe({"CUDA_VISIBLE_DEVICES": "0,1"})["visible_devices"]
@@ -332,11 +336,19 @@ def _execute(
     adapter: DeviceAdapter, tmp_path: Path, op: str = "ok", worker: str = "main"
 ) -> Any:
     source = load_case_source("fakecases")
-    manifest = Manifest(path=tmp_path / "m.py", digest="", device="cpu",
-                        backend_name="fake")  # fmt: skip
-    ctx = CaseContext(manifest=manifest, source=source, device="cpu",
-                      results_dir=tmp_path, run_key="k", worker=worker,
-                      probe_after=False, adapter=adapter)  # fmt: skip
+    manifest = Manifest(
+        path=tmp_path / "m.py", digest="", device="cpu", backend_name="fake"
+    )
+    ctx = CaseContext(
+        manifest=manifest,
+        source=source,
+        device="cpu",
+        results_dir=tmp_path,
+        run_key="k",
+        worker=worker,
+        probe_after=False,
+        adapter=adapter,
+    )
     return execute_case(source.get_case(f"fake/{op}/forward/float32/0"), ctx)
 
 
@@ -369,11 +381,19 @@ def test_a_pinned_worker_records_its_device_index(tmp_path: Path) -> None:
     a run without xdist pins nothing and records nothing."""
     adapter = LoggingAdapter(count=2)
     source = load_case_source("fakecases")
-    manifest = Manifest(path=tmp_path / "m.py", digest="", device="cpu",
-                        backend_name="fake")  # fmt: skip
-    ctx = CaseContext(manifest=manifest, source=source, device="cpu",
-                      results_dir=tmp_path, run_key="k", worker="gw5",
-                      probe_after=False, adapter=adapter)  # fmt: skip
+    manifest = Manifest(
+        path=tmp_path / "m.py", digest="", device="cpu", backend_name="fake"
+    )
+    ctx = CaseContext(
+        manifest=manifest,
+        source=source,
+        device="cpu",
+        results_dir=tmp_path,
+        run_key="k",
+        worker="gw5",
+        probe_after=False,
+        adapter=adapter,
+    )
     for sample in (0, 1):
         record = execute_case(source.get_case(f"fake/ok/forward/float32/{sample}"), ctx)
         assert record.extra["device_index"] == 1

@@ -2,8 +2,8 @@
 fake two-device backend each run on their own device, every case is synchronized,
 and the metadata holds each worker's counters and the device family.
 
-About 25 s on a quiet 2-core machine: four interpreters import torch (the
-fake backend is a torch device module), the controller, two workers and the probe."""
+60-70 s on this shared 2-core machine: three interpreters import torch (the fake
+backend is a torch device module): two workers and the probe."""
 
 from __future__ import annotations
 
