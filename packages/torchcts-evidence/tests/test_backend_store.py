@@ -16,7 +16,13 @@ from torchcts_evidence import (
     check_store,
     pack_run,
 )
-from torchcts_schema import HostIdentity, RunArtifact, RunMetadata, load_result
+from torchcts_schema import (
+    RUNTIME_MODIFICATIONS_OPTION,
+    HostIdentity,
+    RunArtifact,
+    RunMetadata,
+    load_result,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 IDENT = HostIdentity(host_names=("planted-host-q7x",), user_names=("planted-user-q7x",))
@@ -147,4 +153,24 @@ def test_backend_options_become_modification_labels(tmp_path: Path) -> None:
         "fault_profile=demo",
         "isolate=all",
         "profile_file",
+    ]
+
+
+def test_recorded_runtime_modifications_become_labels(tmp_path: Path) -> None:
+    """What the runner records as runtime modifications (the MPS fallback, CUDA's
+    launch blocking) is labelled on every entry, beside the submitter's own."""
+    project = make_project(tmp_path / "p")
+    artifact = load_result(project.results)
+    recorded = ["PYTORCH_ENABLE_MPS_FALLBACK=0", "CUDA_LAUNCH_BLOCKING=1"]
+    options = {RUNTIME_MODIFICATIONS_OPTION: recorded}
+    meta = RunMetadata.from_dict({**artifact.metadata.to_dict(), "options": options})
+    entries = build_entries(
+        RunArtifact(meta, artifact.results),
+        PackOptions(modifications=("mine=1",)),
+        HostIdentity(),
+    )
+    assert entries[0]["modifications"] == [
+        "CUDA_LAUNCH_BLOCKING=1",
+        "PYTORCH_ENABLE_MPS_FALLBACK=0",
+        "mine=1",
     ]

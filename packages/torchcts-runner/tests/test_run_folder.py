@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from torchcts_runner.run_folder import run_environment, subset_folder
+from torchcts_runner.device_environment import run_environment
+from torchcts_runner.run_folder import subset_folder
 
 
 def _folder(**kw: object) -> str | None:

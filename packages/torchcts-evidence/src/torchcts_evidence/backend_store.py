@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema import (
+    RUNTIME_MODIFICATIONS_OPTION,
     ArtifactError,
     CaseRecord,
     HostIdentity,
@@ -93,7 +94,7 @@ def build_entries(
     modifications = sorted(
         {
             *options.modifications,
-            *_labels(meta.options.get("runtime_modifications")),
+            *_labels(meta.options.get(RUNTIME_MODIFICATIONS_OPTION)),
             *_option_labels(meta.options),
         }
     )

@@ -41,6 +41,8 @@ from torchcts_runner.classify import (
     exception_text,
     exception_type_name,
 )
+from torchcts_runner.device_adapter import DeviceAdapter
+from torchcts_runner.device_families import adapter_for
 from torchcts_runner.device_health import (
     PROBE_AFTER,
     PROBE_BEFORE,
@@ -48,6 +50,7 @@ from torchcts_runner.device_health import (
     probe_device,
     with_probe,
 )
+from torchcts_runner.device_pinning import pin_worker
 from torchcts_runner.interrupts import user_interrupted
 from torchcts_runner.timeouts import CaseTimeout
 
@@ -74,10 +77,39 @@ class CaseContext:
         nullcontext()
     )
 
+    adapter: DeviceAdapter | None = None  # the device family's (from `device`)
+    pin_problem: str | None = None  # pinning to the worker's device failed: why
+    pinned: bool = False
+
     @property
     def metadata_only(self) -> bool:
         """The meta device has no values: judge shape, dtype, strides and errors."""
         return self.device == "meta"
+
+    @property
+    def device_adapter(self) -> DeviceAdapter:
+        """The adapter of this context's device (built on first use)."""
+        if self.adapter is None:
+            self.adapter = adapter_for(self.device)
+        return self.adapter
+
+    def pin_device(self) -> str | None:
+        """Pin this process to its worker's device, once, after the backend is
+        imported (`device_pinning`); None when ready, else the problem in one line.
+        A pinned index is recorded in every record's extra (``device_index``)."""
+        if not self.pinned:
+            self.pinned = True
+            try:
+                index = pin_worker(self.device_adapter, self.worker)
+            except Exception as exc:
+                self.pin_problem = (
+                    f"pinning {self.worker} to its {self.device} device failed: "
+                    f"{exception_type_name(exc)}: {exception_text(exc)}"
+                )
+            else:
+                if index is not None:
+                    self.extra["device_index"] = index
+        return self.pin_problem
 
 
 def is_claimed(spec: CaseSpec, manifest: Manifest) -> bool:
@@ -144,6 +176,7 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
     explains it in `judging`."""
     manifest = ctx.manifest
     problem = ensure_backend(manifest.backend_import, manifest.backend_options)
+    problem = problem or ctx.pin_device()
     if problem is not None:
         return Outcome(
             Status.ERROR,
@@ -172,6 +205,9 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
         try:
             with memory_limit(ctx.memory_mb), watch:
                 observed = prepared.run_on(ctx.device)
+                # the device's queued work is the case's: its errors are raised here,
+                # and the duration and the comparison see finished results
+                ctx.device_adapter.synchronize()
         except CaseTimeout:
             raise
         except BaseException as exc:  # SystemExit from a kernel is the case's error
@@ -248,6 +284,8 @@ def _probe_before(ctx: CaseContext) -> str | None:
     manifest = ctx.manifest
     if ensure_backend(manifest.backend_import, manifest.backend_options) is not None:
         return None  # the case reports the configuration problem itself
+    if ctx.pin_device() is not None:
+        return None  # ... and that its device could not be chosen
     return probe_device(ctx.device, manifest.backend_import, ctx.deadline("probe"))
 
 

@@ -8,7 +8,9 @@ Nothing here imports pytest, so an isolation child stays a light interpreter.
 ``manifest`` (path), ``device``, ``results_dir``, ``options`` (``run_key``,
 ``case_source``, ``validation``, ``timeout_s``, ``worker``, ``isolation``, and
 ``probe_before`` for the fresh run that settles a failed device probe). The context
-is cached per process, so a warm child pays for the manifest and imports once.
+is cached per process, so a warm child pays for the manifest and imports once. A
+child runs on its worker's device: it pins itself from ``options.worker`` as the
+worker does (`torchcts_runner.device_pinning`).
 """
 
 from __future__ import annotations

@@ -33,10 +33,10 @@ from torchcts_schema import (
 
 from torchcts_runner import __version__
 from torchcts_runner.defaults import ISOLATE_MODES
+from torchcts_runner.device_families import ACCELERATORS
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_summary import report_words, run_summary, summary_text
 
-ACCELERATORS = ("cuda", "mps", "xpu")
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 NOT_PASSED = ("failed", "error", "unsupported", "crashed")
 OK, CASES_FAILED, INTERNAL, USAGE, NO_CASES, BACKEND_UNUSABLE = 0, 1, 3, 4, 5, 6

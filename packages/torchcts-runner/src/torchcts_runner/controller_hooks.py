@@ -41,10 +41,12 @@ from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_so
 from torchcts_runner.crash_evidence import read_evidence
 from torchcts_runner.crash_handling import CrashHandling
 from torchcts_runner.crash_recorder import CrashRecorder
+from torchcts_runner.device_environment import prepare_environment
+from torchcts_runner.device_memory import MemoryTally
 from torchcts_runner.hardware import hardware_key
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
-from torchcts_runner.metadata import build_metadata
+from torchcts_runner.metadata import MEMORY_OPTION, build_metadata
 from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
 from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress, write_stderr
@@ -70,6 +72,7 @@ class ControllerRole:
     def __init__(self, config: pytest.Config, settings: RunSettings) -> None:
         self.config = config
         self.settings = settings
+        prepare_environment(settings.device)  # before workers, children and metadata
         self.hardware_key = hardware_key(settings.device)
         self.run_key = make_run_key(settings.device, self.hardware_key)
         self.controller = RunWriter(
@@ -99,6 +102,7 @@ class ControllerRole:
         self.backend_unusable = False  # the import or device probe failed
         self.write_error: ArtifactWriteError | None = None  # the disk is full
         self.session: pytest.Session | None = None
+        self.memory = MemoryTally()  # device memory per executing process
 
     # -- before the run: read-only --------------------------------------------------
 
@@ -446,6 +450,9 @@ class ControllerRole:
         self.crashes.wait_for_repros()
         expected = self.plan.planned_ids if self.plan is not None else []
         name = signal_label(signum)
+        if self.local_executor is not None:
+            self.memory.add("main", self.local_executor.memory_stats())
+        self.controller.set_option(MEMORY_OPTION, self.memory.as_option())
         try:
             if interrupted and self.in_flight and self.write_error is None:
                 self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))

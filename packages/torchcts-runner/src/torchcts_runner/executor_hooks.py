@@ -40,6 +40,7 @@ from torchcts_runner.device_health import (
     probe_failed,
     settle,
 )
+from torchcts_runner.device_memory import WORKER_OUTPUT_KEY
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
@@ -349,10 +350,19 @@ class ExecutorRole:
         for every test that raised), ours included."""
         BACKSTOP.forget()
 
+    def memory_stats(self) -> dict[str, int]:
+        """This process's device memory counters, when it ran cases here."""
+        context = self._context
+        return {} if context is None else context.device_adapter.memory_stats()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
-        """History and reports may take a while: no backstop armed meanwhile."""
+        """History and reports may take a while: no backstop armed meanwhile. A
+        worker sends its device memory counters to the controller."""
         BACKSTOP.release()
+        output = getattr(self.config, "workeroutput", None)
+        if output is not None:
+            output[WORKER_OUTPUT_KEY] = self.memory_stats()
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:

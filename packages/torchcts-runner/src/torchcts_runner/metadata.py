@@ -11,15 +11,21 @@ from pathlib import Path
 
 from torchcts_schema import (
     DEFAULT_RESULTS,
+    RUNTIME_MODIFICATIONS_OPTION,
     TOOL_PREFIX_OPTION,
     RunMetadata,
     tool_prefix_at,
 )
 
 from torchcts_runner import __version__
+from torchcts_runner.device_environment import runtime_modifications
+from torchcts_runner.device_families import adapter_for
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_writer import now_iso
 from torchcts_runner.settings import RunSettings
+
+DEVICE_FAMILY_OPTION = "device_family"
+MEMORY_OPTION = "device_memory"  # per executing process, at the run's end
 
 
 def shareable_path(text: str) -> str:
@@ -93,6 +99,11 @@ def build_metadata(
         options["results"] = results
     if prefix := tool_prefix_at():  # started at a checkout root: bin/torchcts-run
         options[TOOL_PREFIX_OPTION] = prefix
+    # the family, its toolkit and device count; what in the environment changes how
+    # the backend behaves, as the evidence store labels it
+    options[DEVICE_FAMILY_OPTION] = adapter_for(settings.device).describe(os.environ)
+    if modifications := runtime_modifications(settings.device):
+        options[RUNTIME_MODIFICATIONS_OPTION] = modifications
     return RunMetadata(
         run_key=run_key,
         device=settings.device,
@@ -111,6 +122,8 @@ def build_metadata(
 
 
 __all__ = [
+    "DEVICE_FAMILY_OPTION",
+    "MEMORY_OPTION",
     "build_metadata",
     "recorded_command",
     "shareable_path",

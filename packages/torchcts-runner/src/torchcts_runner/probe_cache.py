@@ -22,8 +22,8 @@ from typing import Any
 from torchcts_schema import JsonDict, ResultsLayout, write_atomic
 
 from torchcts_runner import __version__
+from torchcts_runner.device_environment import run_environment
 from torchcts_runner.probes import ProbeRun, format_table, probe_counts
-from torchcts_runner.run_folder import run_environment
 from torchcts_runner.settings import RunSettings
 
 CACHE_FORMAT = "torchcts-probe-cache"

@@ -12,7 +12,6 @@ readable prefix and a digest of the whole.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Sequence
 
@@ -21,7 +20,6 @@ from torchcts_schema import RECHECK_SELECTION, SELECTIONS_DIR
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 _DOTS = re.compile(r"\.{2,}")
 MAX_NAME = 60
-ENV_PREFIX = "TORCHCTS_"
 USER_COMMAND_ENV = "TORCHCTS_USER_COMMAND"  # what the user typed (torchcts-run, make)
 
 
@@ -62,33 +60,4 @@ def subset_folder(
     return f"{SELECTIONS_DIR}/{name}"
 
 
-def run_environment(device: str) -> dict[str, str]:
-    """The environment that configures the backend under test, in force now.
-
-    By convention a backend reads ``TORCHCTS_<DEVICE>_*`` (simdev's fault profile is
-    ``TORCHCTS_SIMDEV_PROFILE``), and PyTorch reads ``PYTORCH_*`` (the MPS CPU
-    fallback, allocator settings). Other variables (a CI job's, a harness's own) do
-    not change what a case means and are not recorded. A value that is a file path
-    keeps only its name and a digest of its content, so the record says which profile
-    (and --resume sees an edited one) without saying where it lives.
-    """
-    prefixes = (f"{ENV_PREFIX}{device.upper()}_", "PYTORCH_")
-    out = {}
-    for name, value in sorted(os.environ.items()):
-        if name.startswith(prefixes):
-            out[name] = _describe_value(value)
-    return out
-
-
-def _describe_value(value: str) -> str:
-    if os.sep not in value:
-        return value
-    try:
-        with open(value, "rb") as fh:
-            digest = hashlib.sha256(fh.read()).hexdigest()[:12]
-    except OSError:
-        return os.path.basename(value)
-    return f"{os.path.basename(value)}@sha256:{digest}"
-
-
-__all__ = ["USER_COMMAND_ENV", "run_environment", "subset_folder"]
+__all__ = ["USER_COMMAND_ENV", "subset_folder"]

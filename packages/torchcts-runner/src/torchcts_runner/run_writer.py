@@ -204,6 +204,13 @@ class RunWriter:
         """Probe pass/fail/total counts for the run metadata."""
         self.metadata = replace(self.metadata, probes=dict(counts))
 
+    def set_option(self, name: str, value: object) -> None:
+        """One more run metadata option, known only at the end (None: left out)."""
+        options = {k: v for k, v in self.metadata.options.items() if k != name}
+        if value is not None:
+            options[name] = value
+        self.metadata = replace(self.metadata, options=options)
+
     def set_outside(self, totals: dict[str, int]) -> None:
         """A subset run's counts of the cases outside it, by reason (no records)."""
         self.metadata = replace(self.metadata, outside=dict(totals))

@@ -12,7 +12,8 @@ from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
 
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
-from torchcts_runner.run_folder import run_environment, subset_folder
+from torchcts_runner.device_environment import run_environment
+from torchcts_runner.run_folder import subset_folder
 from torchcts_runner.selection import (
     CasePlan,
     RecheckCases,

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from torchcts_runner.device_memory import WORKER_OUTPUT_KEY, MemoryTally
 from torchcts_runner.scheduling import CrashTolerantScheduling
 
 
@@ -18,6 +19,7 @@ class ControllerLike(Protocol):
     """What these hooks need of the controller role (`control.ControllerRole`)."""
 
     run_key: str
+    memory: MemoryTally
 
     @property
     def plan_file(self) -> Path: ...
@@ -67,6 +69,13 @@ class XdistControllerHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Deselected accounting from the first worker's collection."""
         self.role.account_collected(ids)
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker finished: keep the device memory counters it sent."""
+        output = getattr(node, "workeroutput", None) or {}
+        worker = str(getattr(getattr(node, "gateway", None), "id", "?"))
+        self.role.memory.add(worker, output.get(WORKER_OUTPUT_KEY))
 
     @pytest.hookimpl
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:

@@ -148,6 +148,7 @@ from torchcts_schema.printed_commands import (
     tool_prefix_at,
 )
 from torchcts_schema.records import (
+    RUNTIME_MODIFICATIONS_OPTION,
     CaseRecord,
     CrashInfo,
     JsonDict,
@@ -243,6 +244,7 @@ __all__ = [
     "REPROS_SUFFIX",
     "RESULT_FORMAT",
     "RUNLOG_SUFFIX",
+    "RUNTIME_MODIFICATIONS_OPTION",
     "SCRATCH_SUFFIX",
     "SELECTIONS_DIR",
     "STATUS_MEANINGS",

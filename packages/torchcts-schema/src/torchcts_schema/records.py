@@ -207,6 +207,11 @@ _CASE_FIELDS = tuple(f.name for f in fields(CaseRecord))
 _CASE_FIELD_SET = frozenset(_CASE_FIELDS)
 
 
+# RunMetadata.options key: ``NAME=value`` labels of environment settings that change
+# how the backend behaved (written by the runner, read by backend-pack)
+RUNTIME_MODIFICATIONS_OPTION = "runtime_modifications"
+
+
 @dataclass(frozen=True, slots=True)
 class RunMetadata:
     """Everything a reviewer needs to know about a run besides its cases."""
