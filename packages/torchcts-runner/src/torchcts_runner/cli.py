@@ -420,6 +420,13 @@ def _call_through_signals(command: list[str], *, stdout: int | None = None) -> i
             signal.signal(number, handler)
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def resume_command(command: str) -> str:
     """The command that continues an interrupted run: what the user typed, plus
     ``--resume`` (through ``ARGS`` for a make target)."""
@@ -442,6 +449,18 @@ def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int
             print(
                 "torchcts-run: the run ended abnormally (no session end); the journal "
                 "keeps every finished case: continue with --resume",
+                flush=True,
+            )
+            return INTERNAL
+        if code < 0:
+            # the run's own process died (a crash in a case run in process, -n 0,
+            # or a kill): nothing past the journal was written, so say so
+            print(
+                f"torchcts-run: the run's process died by {_signal_name(-code)} "
+                "before its session end (a crash in a case run in process takes "
+                "the run with it); the journal keeps every finished case and the "
+                "runlog names the case in flight, which --resume runs isolated: "
+                f"continue with: {resume_command(os.environ.get(USER_COMMAND_ENV, ''))}",
                 flush=True,
             )
             return INTERNAL
