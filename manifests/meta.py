@@ -24,7 +24,8 @@ CAPABILITIES = [
     "device_mismatch",
     # Not "autograd", "training", "workloads", "compile" (nor their feature paths):
     # they compare values (gradients, updated weights, compiled results), and the
-    # meta device has none.
+    # meta device has none. Not "dtypes" (nor "bits_dtypes", "quantized") either: its
+    # casts and ops are judged bit for bit.
 ]  # fmt: skip
 
 LEVEL = 1
