@@ -34,6 +34,11 @@ CAPABILITIES = [
     # edge shapes and scale (levels 7-8); its large tensor is 1/16 of memory_mb below
     # (1000 MiB of uint8, and the same again on the host for the CPU run)
     "stress",
+    # casts and ops in complex, unsigned and float8 (suite "dtypes"): its cases run in
+    # the dtypes DTYPES declares; add complex128, uint16/32/64 and float8_e4m3fn/e5m2
+    # there to run theirs. Not "bits_dtypes" or "quantized" yet: claim them once a run
+    # on the device passes the bits8/bits16 and quantized-tensor cases.
+    "dtypes",
 ]  # fmt: skip
 
 LEVEL = 4

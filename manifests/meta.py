@@ -26,6 +26,8 @@ CAPABILITIES = [
     # they compare values (gradients, updated weights, compiled results), and the
     # meta device has none. Nor "stress": it is judged by values too (a 300-op chain,
     # counts and spot values of a large tensor, torch.equal of permuted round trips).
+    # Not "dtypes" (nor "bits_dtypes", "quantized") either: its casts and ops are
+    # judged bit for bit.
 ]  # fmt: skip
 
 LEVEL = 1

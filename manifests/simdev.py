@@ -38,6 +38,13 @@ DTYPES = {
     "int32": True,
     "bool": True,
     "complex64": True,
+    # the dtypes suite's casts and ops; OpInfo has few ops in these (level 4)
+    "complex128": True,
+    "uint16": True,
+    "uint32": True,
+    "uint64": True,
+    "float8_e4m3fn": True,
+    "float8_e5m2": True,
 }
 
 # OpInfo variants and hand-written suites simdev supports, then the feature paths
@@ -55,15 +62,22 @@ DTYPES = {
 #   scheduling registered for it: InductorError KeyError 'simdev'), and code it
 #   generated would bypass simdev's kernels and with them the fault injection.
 #   torch.compile with backend="aot_eager" ("compile") runs simdev's own kernels.
+# - "quantized": a quantized tensor's implementation (its quantizer: scale, zero
+#   point, scheme) is made in C++ by a backend's quantized dispatch key; a Python
+#   backend cannot make one, so quantize_per_tensor on simdev returns a plain tensor
+#   labelled quint8 whose q_scale() fails an internal assert, and moving a CPU
+#   quantized tensor to simdev raises NotImplementedError (empty_quantized).
+#   "bits_dtypes" (bits8/bits16 bytes that only move) works.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "device_mismatch", "autograd", "training", "workloads", "compile",
+    "dtypes",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
-    "compile_fullgraph",
     # edge shapes and scale (levels 7-8); its large tensor is 1/16 of memory_mb below
     # (256 MiB of CPU payload, about 2 s of simdev's Python dispatch per run)
     "stress",
+    "compile_fullgraph", "bits_dtypes",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

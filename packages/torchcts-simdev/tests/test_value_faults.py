@@ -54,6 +54,37 @@ def test_wrong_values_on_integers_and_bools(inject: Inject) -> None:
     assert not flags.any()
 
 
+def test_wrong_values_on_dtypes_without_an_add_kernel(inject: Inject) -> None:
+    """uint16/32/64 are off by one (through int64, wrapping); float8 codes move one
+    step away from zero (toward it at the largest finite value), NaN stays NaN."""
+    inject(op="aten::_to_copy", dtype="float64", fault="wrong_values")
+    # uploaded as float32: only the device's casts from float64 match the rule
+    wide = torch.tensor([0.0, 65535.0, 2.0**63]).to("simdev").double()
+    assert wide.to(torch.uint16).cpu().tolist() == [1, 0, 1]
+    assert wide.to(torch.uint64).cpu().tolist() == [1, 65536, 2**63 + 1]
+    values = [0.0, -0.0, 1.0, 448.0, -448.0, float("nan")]
+    got = torch.tensor(values).to("simdev").double()
+    codes = got.to(torch.float8_e4m3fn).cpu().view(torch.uint8).tolist()
+    assert codes == [0x01, 0x81, 0x39, 0x7D, 0xFD, 0x7F]
+
+
+def test_wrong_values_large_on_float8_is_far_off(inject: Inject) -> None:
+    """large: float8 results get 1 + |x| added (in float32, rounded back)."""
+    inject(
+        op="aten::_to_copy", dtype="float64", fault="wrong_values", magnitude="large"
+    )
+    got = torch.tensor([1.0, -2.0]).to("simdev").double()
+    assert got.to(torch.float8_e5m2).cpu().float().tolist() == [3.0, 1.0]
+
+
+def test_conj_physical_inplace_runs_on_simdev() -> None:
+    """conj_physical_ has a simdev kernel (its generic one calls a DispatchStub that
+    only built-in devices fill): it conjugates in place."""
+    z = torch.tensor([1 + 2j, -3 - 0.5j]).to("simdev")
+    assert z.conj_physical_() is z
+    assert torch.equal(z.cpu(), torch.tensor([1 - 2j, -3 + 0.5j]))
+
+
 def test_wrong_values_reaches_inplace_results(inject: Inject) -> None:
     """An in-place op writes the wrong values into its input."""
     inject(op="aten::mul.out", fault="wrong_values", magnitude="large", inplace=True)

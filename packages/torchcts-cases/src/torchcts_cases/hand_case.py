@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
@@ -14,7 +15,7 @@ from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import header, literal
 from torchcts_cases.repro_check import RUNTIME, settings_block
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
-from torchcts_cases.suites.base import HandCase, resource_limits
+from torchcts_cases.suites.base import HandCase, exact, resource_limits
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import to_host
 
@@ -107,7 +108,6 @@ class HandPrepared(PreparedCase):
         """The check's whole suite module (its helpers included, TorchCTS imports
         replaced by stand-ins), then the check on CPU (or the reviewed values) and on
         `device`, judged as TorchCTS judged them."""
-        import inspect
         import sys
 
         module = sys.modules[self.case.check.__module__]
@@ -135,6 +135,7 @@ class HandPrepared(PreparedCase):
             + _STANDINS
             + f"RESOURCE_LIMITS = {dict(self.manifest.resource_limits)!r}\n\n"
             + body
+            + _helpers(body)
             + "\n\n"
             + settings_block(device, self.tolerance, meta)
             + RUNTIME
@@ -143,6 +144,14 @@ class HandPrepared(PreparedCase):
             + expected_line
             + "judge(expected, outcome(run, DEVICE, expected))\n"
         )
+
+
+def _helpers(body: str) -> str:
+    """The source of the shared suite helpers `body` calls, after it (the helpers'
+    annotations name what the suite module imports)."""
+    if "exact(" not in body:
+        return ""
+    return "\n\n" + inspect.getsource(exact)
 
 
 def split_reported(

@@ -101,11 +101,17 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "float16": True,
             "bfloat16": True,
             "complex64": True,
+            "complex128": True,
             "int64": True,
             "int32": True,
             "int16": True,
             "int8": True,
             "uint8": True,
+            "uint16": True,
+            "uint32": True,
+            "uint64": True,
+            "float8_e4m3fn": True,
+            "float8_e5m2": True,
             "bool": True,
         },
         # every capability the schema knows, so a new one is never left out here
@@ -188,13 +194,17 @@ DTYPES = {{
 # stress (levels 7-8: zero-size and rank 8-20 tensors, overlapping and expanded
 # strides, thousands of small allocations, a 300-op chain, and a tensor of 1/16 of
 # RESOURCE_LIMITS memory_mb, 64 MiB without one: set memory_mb to size it).
+# dtypes (casts, view(dtype), comparisons and arithmetic in complex, unsigned and
+# float8 dtypes, bit for bit; each case runs in its dtype, so DTYPES decides which).
 # Paths inside those suites, each claimed on its own: foreach_optimizers
 # (foreach=True), fused_optimizers (fused=True), autocast (float16/bfloat16, as
 # declared in DTYPES), grad_scaler (torch.amp.GradScaler), pin_memory (DataLoader
 # pinning for the device; needs a pinned-memory host allocator), inductor
 # (torch.compile with backend="inductor": code generated for the device; slow to
 # compile, level 3), compile_fullgraph (the compile suite's models and dynamic shapes
-# compile without graph breaks or recompiles: they fail instead of being reported).
+# compile without graph breaks or recompiles: they fail instead of being reported),
+# bits_dtypes (torch.bits8/bits16 containers: bytes that only move), quantized
+# (quantize_per_tensor/per_channel tensors carrying a scale and zero point).
 # A case needing a capability not listed is not_run: capability_not_declared. Leave
 # out what the backend does not do yet, and say why in a comment next to the list.
 CAPABILITIES = [

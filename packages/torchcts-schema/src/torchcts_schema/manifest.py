@@ -62,6 +62,7 @@ SUITE_CAPABILITIES = (
     # and expanded strides, thousands of small allocations, a 300-op chain, and a
     # tensor of 1/16 of RESOURCE_LIMITS memory_mb (64 MiB without one)
     "stress",
+    "dtypes",
 )
 # Paths inside a suite that a backend may support or not on their own; a case that
 # needs one is not_run (capability_not_declared) unless the manifest claims it too.
@@ -75,6 +76,13 @@ FEATURE_CAPABILITIES = (
     # torch.compile captures the compile suite's functions without graph breaks and
     # compiles dynamic shapes once: breaks and recompiles fail instead of being reported
     "compile_fullgraph",
+    # the dtypes suite's containers, whose dtypes DTYPES cannot name: torch.bits8 and
+    # bits16 (bytes that only move: views, copies, cat), and quantized tensors
+    # (quantize_per_tensor/per_channel into quint8, qint8, qint32: a scale and zero
+    # point carried by the tensor, served by the backend's quantized dispatch key;
+    # torch 2.13 deprecates their creation functions)
+    "bits_dtypes",
+    "quantized",
 )
 CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES + FEATURE_CAPABILITIES
 

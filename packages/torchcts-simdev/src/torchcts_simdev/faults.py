@@ -32,6 +32,12 @@ AFTER = frozenset(
     ("wrong_values", "wrong_dtype", "wrong_shape", "wrong_strides", "break_alias")
 )
 
+_FLOAT8 = frozenset(
+    getattr(torch, name)
+    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+    if hasattr(torch, name)
+)
+_UNSIGNED_WIDE = frozenset((torch.uint16, torch.uint32, torch.uint64))
 _WRONG_DTYPE = {
     torch.float32: torch.float64,
     torch.float64: torch.float32,
@@ -174,12 +180,40 @@ def _perturb(tensor: torch.Tensor, magnitude: str, view: bool) -> torch.Tensor:
     target = tensor.clone() if view else tensor
     if tensor.dtype == torch.bool:
         return target.logical_not_()
+    if tensor.dtype in _FLOAT8:
+        return _perturb_float8(target, magnitude)
+    if tensor.dtype in _UNSIGNED_WIDE:
+        # the CPU has no add kernel for uint16/32/64: add in int64 (wrapping back)
+        wide = target.to(torch.int64)
+        return target.copy_(wide + (1 if magnitude == "small" else 100))
     if tensor.is_floating_point() or tensor.is_complex():
         atol, rtol = _TOLERANCE.get(tensor.dtype, (1e-5, 1.3e-6))
         if magnitude == "large":
             return target.add_(target.abs() + 1)
         return target.add_(10 * (atol + rtol * target.abs()))
     return target.add_(1 if magnitude == "small" else 100)
+
+
+def _perturb_float8(target: torch.Tensor, magnitude: str) -> torch.Tensor:
+    """float8 has no add kernel on the CPU, and 10x any tolerance is several float8
+    steps: "small" moves every finite code one step away from zero (the error of a
+    wrong rounding mode; toward zero where that step would leave the finite values,
+    NaN and inf stay), "large" adds 1 + |x| in float32 and rounds back."""
+    if magnitude == "large":
+        wide = target.float()
+        return target.copy_(wide + wide.abs() + 1)
+    codes = target.view(torch.uint8)
+    wide = codes.to(torch.int16)
+    away = (wide + 1).remainder(256)
+    step = torch.where(_decoded(away, target.dtype).isfinite(), away, wide - 1)
+    finite = target.float().isfinite()
+    codes.copy_(torch.where(finite, step, wide))
+    return target
+
+
+def _decoded(codes: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """float8 codes (held in a wider integer tensor) as float32 values."""
+    return codes.to(torch.uint8).view(dtype).float()
 
 
 def _restride(tensor: torch.Tensor) -> torch.Tensor:

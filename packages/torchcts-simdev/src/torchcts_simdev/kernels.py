@@ -78,10 +78,13 @@ IMPLS: dict[str, Callable[..., Any]] = {
     **RNN_CELL_IMPLS,
 }
 # Overloads whose generic (CompositeExplicitAutograd) kernel would win over a fallback:
-# the *_overrideable hooks (which only raise) and ops whose generic kernel rounds
-# differently from the CPU kernel. simdev registers the fallback for them explicitly.
+# the *_overrideable hooks (which only raise), ops whose generic kernel rounds
+# differently from the CPU kernel, and conj_physical_, whose generic kernel calls a
+# DispatchStub that only built-in devices fill ("missing kernel for simdev"). simdev
+# registers the fallback for them explicitly.
 EXPLICIT_OPS = (
     "_to_copy",
+    "conj_physical_",
     "convolution_overrideable",
     "convolution_backward_overrideable",
     "_stack",

@@ -1,7 +1,8 @@
 """Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
 semantics, memory formats, copies, factories, RNG, serialization, device mismatch; the
-autograd engine, training, model workloads, torch.compile, edge shapes and scale) and
-reviewed references. Each suite is one small module with a ``CASES`` tuple.
+autograd engine, training, model workloads, torch.compile, edge shapes and scale;
+casts and ops in the less common dtypes) and reviewed references. Each suite is one
+small module with a ``CASES`` tuple.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ SUITE_MODULES = (
     "compile",
     "stress",
     "stress_scale",
+    "dtypes",
+    "dtypes_ops",
+    "dtypes_quantized",
 )
 
 

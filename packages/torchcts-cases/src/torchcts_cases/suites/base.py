@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+import torch
 from torchcts_schema import ExpectedSource, make_case_id
 
 from torchcts_cases.spec import CaseSpec
@@ -124,3 +125,27 @@ def resource_limit(key: str) -> float | None:
     """The running case's manifest RESOURCE_LIMITS[key], None when it sets none: the
     stress suite sizes its largest tensor from ``memory_mb``."""
     return _LIMITS.get().get(key)
+
+
+def exact(t: torch.Tensor) -> dict[str, Any]:
+    """A tensor as observations the judge compares bit for bit, taken on the host.
+
+    Floating values come as float32/float64 values first (the readable mismatch), then
+    as bit patterns (what a tolerance would hide: the sign of a zero, one float8
+    step); complex tensors as both parts. No op specifies NaN's payload or sign, so
+    NaN positions are compared instead of NaN bits. Integers and bool are exact as
+    they are. (Repro scripts carry this function's source: it must stay standalone.)
+    """
+    host = t.detach().cpu().resolve_conj().resolve_neg()
+    out: dict[str, Any] = {"dtype": str(host.dtype).removeprefix("torch.")}
+    parts = torch.view_as_real(host) if host.is_complex() else host
+    if not parts.is_floating_point():
+        out["values"] = host
+        return out
+    size = parts.element_size()
+    same_size = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    nan = parts.isnan()
+    out["values"] = parts.double() if size == 8 else parts.float()
+    out["bits"] = parts.contiguous().view(same_size[size]).masked_fill(nan, 0)
+    out["nan"] = nan
+    return out
