@@ -14,7 +14,8 @@ from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import header, literal
 from torchcts_cases.repro_check import RUNTIME, settings_block
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
-from torchcts_cases.suites.base import HandCase
+from torchcts_cases.suites.base import HandCase, all_hold, device_function, holds
+from torchcts_cases.suites.limits import RunLimits, limits_of
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import to_host
 
@@ -30,6 +31,7 @@ class HandPrepared(PreparedCase):
         if case.expected is not None:
             self.reviewed_tolerance = case.tolerance
         self.documented_tolerances = {d: (a, r) for d, a, r in case.tolerances}
+        self.limits = RunLimits.of(manifest)  # what the check may know of the manifest
         self._reference: Any = _UNSET
 
     def reference(self) -> object:
@@ -40,7 +42,7 @@ class HandPrepared(PreparedCase):
                     self._reference = self.case.expected(self.spec.dtype)
                 else:
                     within = self.case.reference_context or nullcontext
-                    with within():
+                    with within(), limits_of(self.limits):
                         cpu = self.case.check("cpu", self.spec.dtype)
                     self._reference = to_host(cpu)
             except Exception as exc:
@@ -55,7 +57,8 @@ class HandPrepared(PreparedCase):
         """The shared facts, and the aten overloads the check reaches on CPU."""
         facts = super().facts(expected, observed, metadata_only=metadata_only)
         dtype = self.spec.dtype
-        facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
+        with limits_of(self.limits):
+            facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
         return facts
 
     def metadata_only_facts(self) -> bool:
@@ -64,7 +67,8 @@ class HandPrepared(PreparedCase):
 
     def run_on(self, device: str) -> object:
         """The check's observations on `device`, copied back to CPU."""
-        return to_host(self.case.check(device, self.spec.dtype))
+        with limits_of(self.limits):
+            return to_host(self.case.check(device, self.spec.dtype))
 
     def judge(
         self, expected: object, observed: object, *, metadata_only: bool = False
@@ -127,6 +131,8 @@ class HandPrepared(PreparedCase):
         return (
             header(self.spec, backend_import, backend_options)
             + _STANDINS
+            + _limits_standin(self.limits)
+            + _helper_standins()
             + body
             + "\n\n"
             + settings_block(device, self.tolerance, meta)
@@ -175,6 +181,26 @@ def _run_block(name: str, dtype: str | None, reported: tuple[str, ...]) -> str:
         "        print(device, key, '(reported, not judged):', observed.pop(key, None))\n"
         "    return observed\n"
     )
+
+
+def _limits_standin(limits: RunLimits) -> str:
+    """``run_limits()`` returning the manifest's values, as the case saw them."""
+    return (
+        "\n\nclass RunLimits:\n"
+        "    def __init__(self, device_count, memory_mb):\n"
+        "        self.device_count, self.memory_mb = device_count, memory_mb\n"
+        "\n\ndef run_limits():  # DEVICE_COUNT, RESOURCE_LIMITS memory_mb\n"
+        f"    return RunLimits({limits.device_count!r}, {limits.memory_mb!r})\n"
+    )
+
+
+def _helper_standins() -> str:
+    """The shared check helpers' own source (they need torch only)."""
+    import inspect
+
+    sources = (inspect.getsource(f) for f in (holds, all_hold, device_function))
+    imports = "\n\nfrom collections.abc import Callable\nfrom typing import Any\n"
+    return imports + "".join("\n\n" + s for s in sources)
 
 
 # what a suite module imports from TorchCTS, rebuilt so the repro needs torch only

@@ -5,6 +5,7 @@ A check takes ``(device, dtype)`` and returns a dict of observations: values, me
 and booleans such as "this view shares storage with its base". The CPU run of the same
 check is the expectation unless the case carries reviewed values; a case may name a
 context that CPU run happens in (compile: eagerly) and observations it only reports.
+Below the case, the helpers checks share (a hand-written repro carries stand-ins).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
+import torch
 from torchcts_schema import ExpectedSource, make_case_id
 
 from torchcts_cases.spec import CaseSpec
@@ -99,3 +101,32 @@ def case(
 def storage_id(t: Any) -> int:
     """Identity of a tensor's storage that works even where data_ptr() is 0."""
     return int(t.untyped_storage()._cdata)
+
+
+def holds(ok: bool, why: str) -> bool | str:
+    """True when a property holds, else the sentence saying how it broke, with the
+    numbers seen (judged against True, the sentence is the mismatch)."""
+    return True if ok else why
+
+
+def all_hold(*keys: str) -> Callable[[str | None], dict[str, Any]]:
+    """The hand-written expectation of a property case: each of `keys` holds."""
+    return lambda dtype: dict.fromkeys(keys, True)
+
+
+def device_function(device: str, name: str, capability: str) -> Any:
+    """``torch.<device>.<name>`` (the device module's function), or NotImplementedError
+    naming it: a manifest claiming `capability` claims the function exists."""
+    try:
+        module = torch.get_device_module(device)
+    except RuntimeError as exc:
+        raise NotImplementedError(
+            f"torch.get_device_module({device!r}) failed ({exc}): {capability} is "
+            "claimed, which needs the device module"
+        ) from None
+    found = getattr(module, name, None)
+    if not callable(found):
+        raise NotImplementedError(
+            f"torch.{device}.{name} is missing: {capability} is claimed, which needs it"
+        )
+    return found
