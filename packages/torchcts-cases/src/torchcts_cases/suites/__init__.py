@@ -1,6 +1,7 @@
 """Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
 semantics, memory formats, copies, factories, RNG, serialization, device mismatch; the
-autograd engine, training, model workloads and torch.compile) and reviewed references.
+autograd engine, training, model workloads and torch.compile; device memory and the
+device module's API) and reviewed references.
 Each suite is one small module with a ``CASES`` tuple.
 """
 
@@ -26,6 +27,8 @@ SUITE_MODULES = (
     "training_precision",
     "workloads",
     "compile",
+    "memory",
+    "device_api",
 )
 
 
