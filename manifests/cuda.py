@@ -31,6 +31,10 @@ CAPABILITIES = [
     "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler", "pin_memory",
     "inductor", "compile_fullgraph",
+    # the memory and device-module suites, and every path inside them (oom sizes
+    # its one allocation from get_device_properties().total_memory)
+    "memory", "device_api", "memory_stats", "oom", "device_properties", "streams",
+    "events", "device_generator",
 ]  # fmt: skip
 
 LEVEL = 4

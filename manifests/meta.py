@@ -25,6 +25,8 @@ CAPABILITIES = [
     # Not "autograd", "training", "workloads", "compile" (nor their feature paths):
     # they compare values (gradients, updated weights, compiled results), and the
     # meta device has none.
+    # Not "memory" or "device_api" (nor their paths): the meta device allocates
+    # nothing and has no device module (torch.get_device_module("meta") raises).
 ]  # fmt: skip
 
 LEVEL = 1

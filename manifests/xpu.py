@@ -26,6 +26,10 @@ CAPABILITIES = [
     "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler", "pin_memory",
     "inductor", "compile_fullgraph",
+    # the memory and device-module suites, and every path inside them: torch.xpu has
+    # the memory statistics, total_memory (for oom), Stream, Event and Generators
+    "memory", "device_api", "memory_stats", "oom", "device_properties", "streams",
+    "events", "device_generator",
 ]  # fmt: skip
 
 LEVEL = 4
