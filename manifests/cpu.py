@@ -46,6 +46,17 @@ CAPABILITIES = [
     "compile", "stress", "dtypes",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
     "inductor", "compile_fullgraph", "bits_dtypes", "quantized",
+    # the memory and device-module suites: torch.cpu offers is_available,
+    # device_count and synchronize, and torch.Generator(device="cpu"), so those are
+    # claimed. Not claimed, because torch.cpu lacks them: "memory_stats" (no
+    # memory_allocated, max_memory_allocated, reset_peak_memory_stats or
+    # empty_cache), "device_properties" (no get_device_properties/get_device_name),
+    # "streams" and "events" (torch.cpu.Stream and Event are stubs for device-agnostic
+    # code: no Stream.synchronize or query, no timing Event or elapsed_time). Not
+    # "oom": the CPU allocator reports a failed allocation as a plain RuntimeError
+    # ("DefaultCPUAllocator: can't allocate memory"), not torch.OutOfMemoryError.
+    # current_device is not_run on the CPU (device_count): it has no device index.
+    "memory", "device_api", "device_generator",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

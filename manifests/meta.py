@@ -28,6 +28,8 @@ CAPABILITIES = [
     # counts and spot values of a large tensor, torch.equal of permuted round trips).
     # Not "dtypes" (nor "bits_dtypes", "quantized") either: its casts and ops are
     # judged bit for bit.
+    # Not "memory" or "device_api" (nor their paths): the meta device allocates
+    # nothing and has no device module (torch.get_device_module("meta") raises).
 ]  # fmt: skip
 
 LEVEL = 1

@@ -45,6 +45,15 @@ CAPABILITIES = [
     # yet: claim them once a run on the device passes the bits8/bits16 and
     # quantized-tensor cases.
     "dtypes",
+    # the memory and device-module suites. torch.mps has no current_device or
+    # set_device, so device_api's current_device case is unsupported there (a real
+    # gap for device-agnostic code). Not "memory_stats": torch.mps names its
+    # statistics current_allocated_memory and driver_allocated_memory and keeps no
+    # peak. Not "streams" (torch.mps has no Stream) nor "device_properties". Not
+    # "oom": torch.mps reports no total_memory, so the case would size its one
+    # allocation from RESOURCE_LIMITS memory_mb (unset here), and whether Metal
+    # allocations honour that address-space cap is unchecked; claim both once seen.
+    "memory", "device_api", "events", "device_generator",
 ]  # fmt: skip
 
 LEVEL = 4

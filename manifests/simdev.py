@@ -78,6 +78,16 @@ CAPABILITIES = [
     # (256 MiB of CPU payload, about 2 s of simdev's Python dispatch per run)
     "stress",
     "compile_fullgraph", "bits_dtypes",
+    # the memory and device-module suites: simdev's torch.simdev counts the payloads
+    # its storages hold (memory_stats) and reports a failed payload allocation as
+    # torch.OutOfMemoryError ("oom", sized by RESOURCE_LIMITS memory_mb below: its
+    # memory is the host's). Not claimed, because a Python backend cannot provide
+    # them: "device_generator" (torch.Generator(device="simdev") needs the C++
+    # PrivateUse1HooksInterface's getNewGenerator; the Python hooks have none),
+    # "streams" and "events" (torch.Stream needs stream functions in a C++ device
+    # guard; simdev runs every op synchronously, so stubs would pass with nothing
+    # to order), "device_properties" (simdev has no memory of its own to report).
+    "memory", "device_api", "memory_stats", "oom",
 ]  # fmt: skip
 
 # 1 = fast primitive baseline ... 4 = broad production ... 8 = release depth

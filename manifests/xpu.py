@@ -34,6 +34,10 @@ CAPABILITIES = [
     # there to run theirs. Not "bits_dtypes" or "quantized" yet: claim them once a run
     # on the device passes the bits8/bits16 and quantized-tensor cases.
     "dtypes",
+    # the memory and device-module suites, and every path inside them: torch.xpu has
+    # the memory statistics, total_memory (for oom), Stream, Event and Generators
+    "memory", "device_api", "memory_stats", "oom", "device_properties", "streams",
+    "events", "device_generator",
 ]  # fmt: skip
 
 LEVEL = 4

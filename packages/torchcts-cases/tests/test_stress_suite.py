@@ -16,7 +16,7 @@ import pytest
 import torch
 from torchcts_cases import Selection, get_case, prepare, select_cases
 from torchcts_cases.suites import all_hand_cases
-from torchcts_cases.suites.base import resource_limits
+from torchcts_cases.suites.limits import RunLimits, limits_of
 from torchcts_cases.suites.stress_scale import large_numel_size
 from torchcts_schema import CAPABILITY_NAMES, ExpectedSource, Manifest, NotRunReason
 
@@ -71,10 +71,10 @@ def test_unclaimed_stress_is_not_run(make_manifest: MakeManifest) -> None:
 def test_large_tensor_is_a_sixteenth_of_memory_mb(make_manifest: MakeManifest) -> None:
     """1/16 of memory_mb in whole 4096-element rows, 64 MiB without one; the CPU
     reference and the device run both see the manifest's value."""
-    with resource_limits({"memory_mb": 160}):
+    with limits_of(RunLimits(memory_mb=160)):
         assert large_numel_size() == 10 * 2**20
-    with resource_limits({"memory_mb": 0.01}):
-        assert large_numel_size() == 4096  # never below one row
+    with limits_of(RunLimits(memory_mb=1)):
+        assert large_numel_size() == 2**16  # 16 whole rows
     assert large_numel_size() == 64 * 2**20
     small = make_manifest(CAPABILITIES=["stress"], RESOURCE_LIMITS={"memory_mb": 32})
     case = prepare(get_case("stress/large_numel/check/-/-"), small)

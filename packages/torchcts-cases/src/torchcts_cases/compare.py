@@ -88,6 +88,8 @@ def _cmp(exp: Any, obs: Any, path: str, meta: bool, tol: Tolerance) -> str | Non
         if _both_nan(exp, obs) or abs(exp - obs) <= atol + rtol * abs(exp):
             return None
         return f"{path}: expected {exp!r}, got {obs!r}"
+    if exp is True and isinstance(obs, str):  # a property's sentence saying why not
+        return f"{path}: expected bool True, got str {_short(obs)!r}"
     if type(exp) is not type(obs) and not (_is_int(exp) and _is_int(obs)):
         return f"{path}: expected {type(exp).__name__} {exp!r:.60}, got {type(obs).__name__} {obs!r:.60}"
     if meta and _is_int(exp) and not isinstance(exp, bool):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +16,8 @@ from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.repro import header, literal
 from torchcts_cases.repro_check import RUNTIME, settings_block
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
-from torchcts_cases.suites.base import HandCase, exact, resource_limits
+from torchcts_cases.suites.base import HandCase, all_hold, device_function, exact, holds
+from torchcts_cases.suites.limits import RunLimits, limits_of
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import to_host
 
@@ -31,6 +33,7 @@ class HandPrepared(PreparedCase):
         if case.expected is not None:
             self.reviewed_tolerance = case.tolerance
         self.documented_tolerances = {d: (a, r) for d, a, r in case.tolerances}
+        self.limits = RunLimits.of(manifest)  # what the check may know of the manifest
         self._reference: Any = _UNSET
 
     def reference(self) -> object:
@@ -41,7 +44,7 @@ class HandPrepared(PreparedCase):
                     self._reference = self.case.expected(self.spec.dtype)
                 else:
                     within = self.case.reference_context or nullcontext
-                    with within(), self._limits():
+                    with within(), limits_of(self.limits):
                         cpu = self.case.check("cpu", self.spec.dtype)
                     self._reference = to_host(cpu)
             except Exception as exc:
@@ -56,7 +59,7 @@ class HandPrepared(PreparedCase):
         """The shared facts, and the aten overloads the check reaches on CPU."""
         facts = super().facts(expected, observed, metadata_only=metadata_only)
         dtype = self.spec.dtype
-        with self._limits():
+        with limits_of(self.limits):
             facts["aten"] = overloads_reached(lambda: self.case.check("cpu", dtype))
         return facts
 
@@ -66,12 +69,8 @@ class HandPrepared(PreparedCase):
 
     def run_on(self, device: str) -> object:
         """The check's observations on `device`, copied back to CPU."""
-        with self._limits():
+        with limits_of(self.limits):
             return to_host(self.case.check(device, self.spec.dtype))
-
-    def _limits(self) -> AbstractContextManager[None]:
-        """Every run of the check sees the manifest's RESOURCE_LIMITS."""
-        return resource_limits(self.manifest.resource_limits)
 
     def judge(
         self, expected: object, observed: object, *, metadata_only: bool = False
@@ -133,9 +132,9 @@ class HandPrepared(PreparedCase):
         return (
             header(self.spec, backend_import, backend_options)
             + _STANDINS
-            + f"RESOURCE_LIMITS = {dict(self.manifest.resource_limits)!r}\n\n"
+            + _limits_standin(self.limits)
+            + _helper_standins(body)
             + body
-            + _helpers(body)
             + "\n\n"
             + settings_block(device, self.tolerance, meta)
             + RUNTIME
@@ -144,14 +143,6 @@ class HandPrepared(PreparedCase):
             + expected_line
             + "judge(expected, outcome(run, DEVICE, expected))\n"
         )
-
-
-def _helpers(body: str) -> str:
-    """The source of the shared suite helpers `body` calls, after it (the helpers'
-    annotations name what the suite module imports)."""
-    if "exact(" not in body:
-        return ""
-    return "\n\n" + inspect.getsource(exact)
 
 
 def split_reported(
@@ -193,6 +184,28 @@ def _run_block(name: str, dtype: str | None, reported: tuple[str, ...]) -> str:
     )
 
 
+def _limits_standin(limits: RunLimits) -> str:
+    """``run_limits()`` returning the manifest's values, as the case saw them."""
+    return (
+        "\n\nclass RunLimits:\n"
+        "    def __init__(self, device_count, memory_mb):\n"
+        "        self.device_count, self.memory_mb = device_count, memory_mb\n"
+        "\n\ndef run_limits():  # DEVICE_COUNT, RESOURCE_LIMITS memory_mb\n"
+        f"    return RunLimits({limits.device_count!r}, {limits.memory_mb!r})\n"
+    )
+
+
+def _helper_standins(body: str) -> str:
+    """The shared check helpers' own source (they need torch only); `exact` only
+    when `body` calls it (its annotations name what a suite module imports)."""
+    helpers: list[Callable[..., Any]] = [holds, all_hold, device_function]
+    if "exact(" in body:
+        helpers.append(exact)
+    sources = (inspect.getsource(f) for f in helpers)
+    imports = "\n\nfrom collections.abc import Callable\nfrom typing import Any\n"
+    return imports + "".join("\n\n" + s for s in sources)
+
+
 # what a suite module imports from TorchCTS, rebuilt so the repro needs torch only
 _STANDINS = """
 
@@ -202,10 +215,6 @@ def case(*args, **kwargs):
 
 def storage_id(t):
     return int(t.untyped_storage()._cdata)
-
-
-def resource_limit(key):  # the manifest's RESOURCE_LIMITS, as the case ran under
-    return RESOURCE_LIMITS.get(key)
 
 
 class ExpectedSource:

@@ -50,6 +50,8 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "serialization",
             "device_mismatch",
             "compile",
+            "memory",
+            "device_api",
         ],
         "level": 4,
         "samples": None,
@@ -89,6 +91,8 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "foreach_optimizers",
             "autocast",
             "grad_scaler",
+            "memory",
+            "device_api",
         ],
         "level": 4,
         "samples": None,
@@ -205,6 +209,16 @@ DTYPES = {{
 # compile without graph breaks or recompiles: they fail instead of being reported),
 # bits_dtypes (torch.bits8/bits16 containers: bytes that only move), quantized
 # (quantize_per_tensor/per_channel tensors carrying a scale and zero point).
+# compile without graph breaks or recompiles: they fail instead of being reported).
+# memory (large tensors within RESOURCE_LIMITS memory_mb, against CPU) and device_api
+# (torch.<device>: is_available, device_count, synchronize, current_device), with
+# their paths: memory_stats (memory_allocated, max_memory_allocated,
+# reset_peak_memory_stats, empty_cache on the device module), oom (one allocation
+# beyond the device's total_memory, else beyond memory_mb, raises
+# torch.OutOfMemoryError; claim it only with one of the two known), device_properties
+# (get_device_properties, get_device_name), streams and events (the device module's
+# Stream and Event), device_generator (torch.Generator(device=DEVICE)). A function a
+# claimed path needs and the device module lacks is unsupported, naming it.
 # A case needing a capability not listed is not_run: capability_not_declared. Leave
 # out what the backend does not do yet, and say why in a comment next to the list.
 CAPABILITIES = [

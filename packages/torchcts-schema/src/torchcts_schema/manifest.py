@@ -62,7 +62,9 @@ SUITE_CAPABILITIES = (
     # and expanded strides, thousands of small allocations, a 300-op chain, and a
     # tensor of 1/16 of RESOURCE_LIMITS memory_mb (64 MiB without one)
     "stress",
-    "dtypes",
+    "dtypes",  # casts and ops in complex, unsigned and float8 dtypes, bit for bit
+    "memory",  # large tensors within RESOURCE_LIMITS memory_mb, against CPU
+    "device_api",  # the device module: availability, count, current device, sync
 )
 # Paths inside a suite that a backend may support or not on their own; a case that
 # needs one is not_run (capability_not_declared) unless the manifest claims it too.
@@ -83,6 +85,17 @@ FEATURE_CAPABILITIES = (
     # torch 2.13 deprecates their creation functions)
     "bits_dtypes",
     "quantized",
+    # memory_allocated, max_memory_allocated, reset_peak_memory_stats and empty_cache
+    # on the device module count what the device's allocator holds
+    "memory_stats",
+    # an allocation beyond the device's memory (its total_memory, else memory_mb)
+    # raises torch.OutOfMemoryError and the device works afterwards
+    "oom",
+    # get_device_properties(i) (name, total_memory) and get_device_name(i) agree
+    "device_properties",
+    "streams",  # the device module's Stream, current_stream and stream(): ordering
+    "events",  # the device module's Event: record, synchronize, query, elapsed_time
+    "device_generator",  # torch.Generator(device=DEVICE): seeds, state round trip
 )
 CAPABILITY_NAMES = VARIANT_CAPABILITIES + SUITE_CAPABILITIES + FEATURE_CAPABILITIES
 

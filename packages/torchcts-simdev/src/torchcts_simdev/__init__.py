@@ -13,8 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from torchcts_simdev.device import set_device_faults
 from torchcts_simdev.profile import (
     CRASH_KINDS,
+    DEVICE_FAULTS,
     FAULT_KINDS,
     SHIPPED,
     FaultProfile,
@@ -28,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CRASH_KINDS",
     "DEVICE",
+    "DEVICE_FAULTS",
     "ENV_VAR",
     "FAULT_KINDS",
     "SHIPPED",
@@ -61,6 +64,7 @@ def configure(
     if override:
         chosen = load_profile(override)
     _FALLBACK.set_profile(chosen)
+    set_device_faults(chosen.device_faults)
     return chosen
 
 

@@ -1,16 +1,35 @@
 """The ``torch.simdev`` module: availability, device count, synchronize, autocast
-dtypes and simdev's own RNG.
+dtypes, simdev's own RNG and memory statistics.
 
 simdev keeps a generator separate from the CPU default one, as a real device does, so
 that CPU reference computations do not advance the device's random stream.
-``torch.manual_seed`` reaches it through ``manual_seed_all``.
+``torch.manual_seed`` reaches it through ``manual_seed_all``. Memory statistics count
+the CPU payloads live simdev storages hold (memory_stats.py).
+
+Not here, because a Python backend cannot provide them: ``torch.Generator(device=
+"simdev")`` (PyTorch asks the C++ PrivateUse1HooksInterface for ``getNewGenerator``;
+the Python hooks expose only is_available, has_primary_context and is_built), streams
+and events (a torch.Stream needs stream functions in the device guard, and the Python
+guard has none; simdev runs every op synchronously anyway) and device properties
+(simdev has no memory of its own to report: payloads are host memory).
 """
 
 from __future__ import annotations
 
 import torch
 
+from torchcts_simdev.memory_stats import STATS
+
 GENERATOR = torch.Generator()
+# device faults a profile turned on (profile.DEVICE_FAULTS); set by `set_device_faults`
+_FAULTS: set[str] = set()
+
+
+def set_device_faults(kinds: frozenset[str]) -> None:
+    """Turn on exactly `kinds` (a profile's device faults), off every other one."""
+    _FAULTS.clear()
+    _FAULTS.update(kinds)
+    STATS.count_frees = "uncounted_free" not in kinds
 
 
 class _DeviceContext:
@@ -47,8 +66,9 @@ class SimdevModule:
 
     @staticmethod
     def device_count() -> int:
-        """simdev exposes exactly one device, ``simdev:0``."""
-        return 1
+        """simdev exposes exactly one device, ``simdev:0`` (the ``phantom_device``
+        fault counts a second one that does not exist)."""
+        return 2 if "phantom_device" in _FAULTS else 1
 
     @staticmethod
     def current_device() -> int:
@@ -99,3 +119,22 @@ class SimdevModule:
     def set_rng_state(state: torch.Tensor, device: object = None) -> None:
         """Restore simdev's generator state."""
         GENERATOR.set_state(state)
+
+    @staticmethod
+    def memory_allocated(device: object = None) -> int:
+        """Bytes of payload live simdev storages hold."""
+        return STATS.current
+
+    @staticmethod
+    def max_memory_allocated(device: object = None) -> int:
+        """The most `memory_allocated` has been since the last peak reset."""
+        return STATS.peak
+
+    @staticmethod
+    def reset_peak_memory_stats(device: object = None) -> None:
+        """Start the peak again from what is allocated now."""
+        STATS.reset_peak()
+
+    @staticmethod
+    def empty_cache() -> None:
+        """simdev caches nothing: a payload is freed with its last storage."""

@@ -249,7 +249,13 @@ class Fallback:
                 number = where < count and type(cargs[where]) in NUMBER_TYPES
             if number:
                 rewrap_number(where, cargs, ckwargs)
-        result = info.impl(*cargs, **ckwargs)
+        try:
+            result = info.impl(*cargs, **ckwargs)
+        except RuntimeError as exc:
+            oom = faults.out_of_memory(exc, info.name)
+            if oom is None:
+                raise
+            raise oom from exc
         if rule is not None and rule.fault in faults.AFTER:
             result = _corrupt(rule, result, call)
         if info.writes and not drop:

@@ -133,6 +133,25 @@ def hang_holding_gil() -> None:
         libc.sleep(3600)
 
 
+# the CPU allocator's words when an allocation fails (address-space cap, no memory)
+_HOST_ALLOCATION_FAILED = "DefaultCPUAllocator: can't allocate memory"
+
+
+def out_of_memory(exc: RuntimeError, op_name: str) -> torch.OutOfMemoryError | None:
+    """The device's out-of-memory error for a payload allocation that failed, as a
+    device allocator reports one (None when `exc` is another error).
+
+    simdev's memory is host memory, allocated by the CPU allocator, which says so in
+    a plain RuntimeError; PyTorch's contract for a device is torch.OutOfMemoryError.
+    """
+    if isinstance(exc, torch.OutOfMemoryError) or _HOST_ALLOCATION_FAILED not in str(
+        exc
+    ):
+        return None
+    first = str(exc).strip().splitlines()[0]
+    return torch.OutOfMemoryError(f"simdev: out of memory in {op_name}: {first}")
+
+
 def _memory_blowup(max_mb: int, tag: str) -> None:
     chunks: list[torch.Tensor] = []
     chunk_mb = 64

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import torch
 
+from torchcts_simdev.memory_stats import STATS
+
 # Spelled by its dispatch key: the name "simdev" exists only after registration.
 DEVICE = torch.device("privateuseone", 0)
 CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
@@ -91,6 +93,7 @@ def device_storage(
     key = storage._cdata
     _payloads[key] = cpu
     _watchers[key] = weakref.ref(storage, _forget_callback(key))
+    STATS.hold(cpu)
     return storage
 
 
@@ -98,7 +101,9 @@ def _forget_callback(key: int) -> Callable[[weakref.ref[torch.UntypedStorage]], 
     def forget(ref: weakref.ref[torch.UntypedStorage]) -> None:
         if _watchers.get(key) is ref:
             del _watchers[key]
-            _payloads.pop(key, None)
+            payload = _payloads.pop(key, None)
+            if payload is not None:
+                STATS.release(payload)
 
     return forget
 

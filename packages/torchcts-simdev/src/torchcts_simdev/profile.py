@@ -30,7 +30,18 @@ FAULT_KINDS = (
     "break_alias",
     "drop_inplace",
     "cpu_fallback",
+    "uncounted_free",
+    "phantom_device",
 )
+# Faults of the device module (torch.simdev), not of an op call: the rule's `op` names
+# the one module function each breaks, spelled simdev::<function>, and nothing else
+# narrows it (the module is not called per op).
+DEVICE_FAULTS = {
+    # freed storages stay counted: memory_allocated (and its peak) never go down
+    "uncounted_free": "simdev::memory_allocated",
+    # device_count() reports a second device; tensors asked for on it land on simdev:0
+    "phantom_device": "simdev::device_count",
+}
 CRASH_KINDS = ("segfault", "abort", "hang", "memory_blowup")
 # Not a fault in one call but a missing kernel: the overload has no simdev kernel, so
 # the dispatcher hands it to the backend's boxed fallback, which runs it on the CPU
@@ -60,7 +71,8 @@ DTYPE_NAMES = (
     "float8_e5m2",
 )
 RULE_KEYS = {
-    "op": "aten overload glob(s), spelled like 'aten::add.Tensor' (required)",
+    "op": "aten overload glob(s), spelled like 'aten::add.Tensor', or for a device "
+    "fault the torch.simdev function it breaks, 'simdev::device_count' (required)",
     "fault": "one of the fault kinds (required)",
     "dtype": "dtype name(s) of the first tensor argument",
     "ndim": "exact number of dimensions of the first tensor argument",
@@ -155,6 +167,11 @@ class FaultProfile:
         )
 
     @property
+    def device_faults(self) -> frozenset[str]:
+        """The device-module faults (DEVICE_FAULTS) the profile turns on."""
+        return frozenset(r.fault for r in self.rules if r.fault in DEVICE_FAULTS)
+
+    @property
     def fallback_rules(self) -> tuple[FaultRule, ...]:
         """The cpu_fallback rules, in profile order."""
         return tuple(rule for rule in self.rules if rule.fault == CPU_FALLBACK)
@@ -243,6 +260,18 @@ def _rule(raw: Any, index: int, where: str) -> FaultRule:
         raise ProfileError(
             f"{at}.fault: unknown fault {fault!r} (known: {', '.join(FAULT_KINDS)})"
         )
+    if fault in DEVICE_FAULTS:
+        if ops != (DEVICE_FAULTS[fault],):
+            raise ProfileError(
+                f"{at}.op: {fault} breaks {DEVICE_FAULTS[fault]}, a device-module "
+                f"function; op must be exactly that, not {list(ops)!r}"
+            )
+        for key in _CALL_KEYS:
+            if key in raw:
+                raise ProfileError(
+                    f"{at}.{key}: {fault} is a fault of the device module, which is "
+                    "not called per op: only op and note apply"
+                )
     if fault == CPU_FALLBACK:
         for key in _CALL_KEYS:
             if key in raw:

@@ -1,8 +1,8 @@
 """Hand-written suites: what OpInfo does not express (aliasing, mutation, out=
 semantics, memory formats, copies, factories, RNG, serialization, device mismatch; the
 autograd engine, training, model workloads, torch.compile, edge shapes and scale;
-casts and ops in the less common dtypes) and reviewed references. Each suite is one
-small module with a ``CASES`` tuple.
+casts and ops in the less common dtypes; device memory and the device module's API)
+and reviewed references. Each suite is one small module with a ``CASES`` tuple.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ SUITE_MODULES = (
     "dtypes",
     "dtypes_ops",
     "dtypes_quantized",
+    "memory",
+    "device_api",
 )
 
 

@@ -5,18 +5,17 @@ A check takes ``(device, dtype)`` and returns a dict of observations: values, me
 and booleans such as "this view shares storage with its base". The CPU run of the same
 check is the expectation unless the case carries reviewed values; a case may name a
 context that CPU run happens in (compile: eagerly) and observations it only reports.
-A check may size itself from the manifest's RESOURCE_LIMITS (`resource_limit`): both
-runs of it, on CPU and on the device, see the same limits, so they build the same
-tensors.
+A check may size itself from the manifest's DEVICE_COUNT and memory_mb
+(`suites.limits.run_limits`): both runs of it, on CPU and on the device, see the same
+limits, so they build the same tensors.
+Below the case, the helpers checks share (a hand-written repro carries stand-ins).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -26,9 +25,6 @@ from torchcts_cases.spec import CaseSpec
 
 Check = Callable[[str, str | None], dict[str, Any]]
 Reviewed = Callable[[str | None], dict[str, Any]]
-_LIMITS: ContextVar[Mapping[str, float]] = ContextVar(
-    "hand_case_resource_limits", default=MappingProxyType({})
-)
 
 
 @dataclass(frozen=True)
@@ -110,23 +106,6 @@ def storage_id(t: Any) -> int:
     return int(t.untyped_storage()._cdata)
 
 
-@contextmanager
-def resource_limits(limits: Mapping[str, float]) -> Iterator[None]:
-    """Inside: `resource_limit` answers from `limits` (the manifest's RESOURCE_LIMITS
-    of the case being run)."""
-    token = _LIMITS.set(MappingProxyType(dict(limits)))
-    try:
-        yield
-    finally:
-        _LIMITS.reset(token)
-
-
-def resource_limit(key: str) -> float | None:
-    """The running case's manifest RESOURCE_LIMITS[key], None when it sets none: the
-    stress suite sizes its largest tensor from ``memory_mb``."""
-    return _LIMITS.get().get(key)
-
-
 def exact(t: torch.Tensor) -> dict[str, Any]:
     """A tensor as observations the judge compares bit for bit, taken on the host.
 
@@ -149,3 +128,32 @@ def exact(t: torch.Tensor) -> dict[str, Any]:
     out["bits"] = parts.contiguous().view(same_size[size]).masked_fill(nan, 0)
     out["nan"] = nan
     return out
+
+
+def holds(ok: bool, why: str) -> bool | str:
+    """True when a property holds, else the sentence saying how it broke, with the
+    numbers seen (judged against True, the sentence is the mismatch)."""
+    return True if ok else why
+
+
+def all_hold(*keys: str) -> Callable[[str | None], dict[str, Any]]:
+    """The hand-written expectation of a property case: each of `keys` holds."""
+    return lambda dtype: dict.fromkeys(keys, True)
+
+
+def device_function(device: str, name: str, capability: str) -> Any:
+    """``torch.<device>.<name>`` (the device module's function), or NotImplementedError
+    naming it: a manifest claiming `capability` claims the function exists."""
+    try:
+        module = torch.get_device_module(device)
+    except RuntimeError as exc:
+        raise NotImplementedError(
+            f"torch.get_device_module({device!r}) failed ({exc}): {capability} is "
+            "claimed, which needs the device module"
+        ) from None
+    found = getattr(module, name, None)
+    if not callable(found):
+        raise NotImplementedError(
+            f"torch.{device}.{name} is missing: {capability} is claimed, which needs it"
+        )
+    return found

@@ -19,7 +19,8 @@ import torch
 import torch.nn.functional as F
 from torchcts_schema import ExpectedSource
 
-from torchcts_cases.suites.base import case, resource_limit, storage_id
+from torchcts_cases.suites.base import case, storage_id
+from torchcts_cases.suites.limits import run_limits
 
 SUITE = "stress"
 ALLOCATIONS = 1024  # small tensors per round; two rounds, half of the first kept
@@ -157,7 +158,7 @@ def long_op_chain(device: str, dtype: str | None) -> dict[str, Any]:
 def large_numel_size() -> int:
     """Elements of the large case's uint8 tensor: 1/LARGE_FRACTION of memory_mb (or
     DEFAULT_LARGE_MB), in whole rows of ROW."""
-    memory_mb = resource_limit("memory_mb")
+    memory_mb = run_limits().memory_mb
     mb = memory_mb / LARGE_FRACTION if memory_mb else DEFAULT_LARGE_MB
     return max(ROW, int(mb * 2**20) // ROW * ROW)
 
