@@ -143,7 +143,7 @@ def test_repro_carries_the_manifest_limits(
     small = make_manifest(CAPABILITIES=["stress"], RESOURCE_LIMITS={"memory_mb": 16})
     case = prepare(get_case("stress/large_numel/check/-/-"), small)
     source = case.repro_source("cpu", None, {})
-    assert "RESOURCE_LIMITS = {'memory_mb': 16" in source
+    assert "return RunLimits(1, 16)" in source
     assert "torchcts" not in source.replace(f"TorchCTS case {case.spec.case_id}", "")
     namespace: dict[str, object] = {"__name__": "repro"}
     exec(compile(source, "repro.py", "exec"), namespace)  # exits 1 on a mismatch
