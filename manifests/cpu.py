@@ -26,6 +26,7 @@ DTYPES = {
 # host; drop it on a machine without one (its cases are level 3).
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "nonfinite",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch", "autograd", "training", "workloads",
     "compile",

@@ -57,6 +57,7 @@ DTYPES = {
 #   torch.compile with backend="aot_eager" ("compile") runs simdev's own kernels.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "nonfinite",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "device_mismatch", "autograd", "training", "workloads", "compile",
     "foreach_optimizers", "fused_optimizers", "autocast", "grad_scaler",
