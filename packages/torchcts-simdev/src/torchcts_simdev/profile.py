@@ -30,6 +30,7 @@ FAULT_KINDS = (
     "break_alias",
     "drop_inplace",
     "cpu_fallback",
+    "flush_nonfinite",
 )
 CRASH_KINDS = ("segfault", "abort", "hang", "memory_blowup")
 # Not a fault in one call but a missing kernel: the overload has no simdev kernel, so
