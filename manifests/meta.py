@@ -19,8 +19,8 @@ DTYPES = {
 # values-free variants only: backward needs values for a scalar loss, but its shapes
 # are still checked; RNG and serialization need real storage and are left out. Not
 # "nonfinite": NaN and Inf are values, so on meta its cases would only repeat the
-# forward ones' shapes, and where CPU raises on a NaN (a linalg factorization, an
-# out-of-range check) meta, which never looks at values, cannot raise with it.
+# forward ones' shapes, and where CPU raises on a NaN (an out-of-range check such
+# as histc's or multinomial's) meta, which never looks at values, cannot raise.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "factories",

@@ -204,6 +204,22 @@ def test_complex_inputs_follow_opinfo_extremal_flag() -> None:
     assert nonfinite_not_valid(linspace, torch.float32) is None
 
 
+@pytest.mark.parametrize(
+    ("name", "solver"),
+    [("linalg.eigvals", True), ("linalg.cholesky", True), ("svd", True),
+     ("triangular_solve", True), ("linalg.vector_norm", False), ("linalg.vecdot", False),
+     ("matmul", False), ("lu_unpack", False)],
+)  # fmt: skip
+def test_linear_algebra_solvers_are_not_judged_on_nan(name: str, solver: bool) -> None:
+    """PyTorch leaves solvers undefined on NaN and Inf (CPU's eigvals segfaults);
+    matmul and elementwise linalg ops stay judged."""
+    from torchcts_cases.nonfinite import nonfinite_not_valid
+
+    why = nonfinite_not_valid(SimpleNamespace(name=name), torch.float32)
+    assert (why is not None) == solver
+    assert why is None or "linear-algebra solver" in why
+
+
 SLICE = ("abs", "exp", "sum", "maximum", "clamp", "softmax", "sort")
 
 

@@ -29,10 +29,11 @@ are written into a copy on CPU, which is then copied to the device: the device's
 indexing is not part of building its inputs.
 
 Where PyTorch leaves the result on NaN or Inf undefined (casts to integer types, a
-search in boundaries a NaN unsorts: `NONFINITE_UNDEFINED`), CPU's result cannot be the
-expected one, and the cases are not_run (comparison_not_valid) with the reason. Where
-CPU raises on the values (a factorization, a range check), that exception is the
-expected behaviour, as in every variant.
+search in boundaries a NaN unsorts, linear-algebra solvers: `nonfinite_not_valid`),
+CPU's result cannot be the expected one, and the cases are not_run
+(comparison_not_valid) with the reason. Where CPU raises on the values (histc on an
+infinite range, multinomial on NaN probabilities), that exception is the expected
+behaviour, as in every variant.
 """
 
 from __future__ import annotations
@@ -163,16 +164,59 @@ NONFINITE_UNDEFINED = {
 # Ops whose floating input tensors become values of the case's dtype (start and end
 # of the tensor overloads): undefined for NaN and Inf when that dtype is integer.
 _RESULT_IN_CASE_DTYPE = frozenset({"linspace", "logspace"})
+# PyTorch's notes on numerical accuracy: the libraries behind torch.linalg (LAPACK,
+# MAGMA, cuSOLVER) give no guarantee on inputs with Inf or NaN, "as such, neither does
+# PyTorch": a result with non-finite values, an exception or a segfault are all
+# allowed, and CPU's linalg.eigvals does segfault on a NaN (pytorch/pytorch#93124).
+_SOLVER = (
+    "runs a linear-algebra solver, which PyTorch's numerical-accuracy notes leave "
+    "undefined on NaN and Inf (it may return them, raise or segfault; CPU's "
+    "linalg.eigvals segfaults, pytorch/pytorch#93124)"
+)
+# linalg ops built from matmul and elementwise kernels, defined on NaN and Inf
+_LINALG_WITHOUT_SOLVER = frozenset(
+    {
+        "linalg.cross",
+        "linalg.diagonal",
+        "linalg.multi_dot",
+        "linalg.vander",
+        "linalg.vecdot",
+        "linalg.vector_norm",
+    }
+)
+# solver-backed ops outside the linalg namespace
+_SOLVER_OPS = frozenset(
+    {
+        "cholesky",
+        "cholesky_inverse",
+        "cholesky_solve",
+        "geqrf",
+        "logdet",
+        "lu",
+        "lu_solve",
+        "ormqr",
+        "pca_lowrank",
+        "pinverse",
+        "qr",
+        "svd",
+        "svd_lowrank",
+        "triangular_solve",
+    }
+)
 
 
 def nonfinite_not_valid(op: Any, dtype: torch.dtype) -> str | None:
     """Why CPU's result on NaN and Inf cannot judge `op` in `dtype`, or None.
 
-    Besides `NONFINITE_UNDEFINED`: a unary ufunc that declares
+    Besides `NONFINITE_UNDEFINED`: linear-algebra solvers (every ``linalg.*`` op but
+    the matmul and elementwise ones, and their older names), and a unary ufunc that
+    declares
     ``handles_complex_extremal_values=False`` is known not to handle complex NaN
     and Inf (PyTorch's own extremal-value tests leave it out).
     """
     why = NONFINITE_UNDEFINED.get(op.name)
+    if why is None and _solver(op.name):
+        why = _SOLVER
     integral = not (dtype.is_floating_point or dtype.is_complex)
     if why is None and op.name in _RESULT_IN_CASE_DTYPE and integral:
         why = _INT_CAST
@@ -180,6 +224,12 @@ def nonfinite_not_valid(op: Any, dtype: torch.dtype) -> str | None:
     if why is None and dtype.is_complex and not extremal:
         why = "OpInfo says it does not handle complex NaN and Inf"
     return None if why is None else f"{op.name} {why}"
+
+
+def _solver(name: str) -> bool:
+    if name.startswith("linalg."):
+        return name not in _LINALG_WITHOUT_SOLVER
+    return name in _SOLVER_OPS
 
 
 def _positions(numel: int) -> list[int]:
