@@ -41,6 +41,7 @@ DTYPES = {
 # of it); this manifest sets none, so the tensor is 64 MiB.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "nonfinite",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch", "autograd", "training", "workloads",
     "compile", "stress", "dtypes",

@@ -24,6 +24,7 @@ DTYPES = {
 
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "nonfinite",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "serialization", "device_mismatch",
     # the engine, training, model and torch.compile suites, then paths inside them:

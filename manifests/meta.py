@@ -17,7 +17,10 @@ DTYPES = {
 }
 
 # values-free variants only: backward needs values for a scalar loss, but its shapes
-# are still checked; RNG and serialization need real storage and are left out
+# are still checked; RNG and serialization need real storage and are left out. Not
+# "nonfinite": NaN and Inf are values, so on meta its cases would only repeat the
+# forward ones' shapes, and where CPU raises on a NaN (an out-of-range check such
+# as histc's or multinomial's) meta, which never looks at values, cannot raise.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
     "views", "mutation", "out_semantics", "memory_formats", "factories",

@@ -70,6 +70,7 @@ DTYPES = {
 #   "bits_dtypes" (bits8/bits16 bytes that only move) works.
 CAPABILITIES = [
     "forward", "method", "inplace", "out", "backward", "error_inputs", "noncontiguous",
+    "nonfinite",
     "views", "mutation", "out_semantics", "memory_formats", "copies", "factories",
     "rng", "device_mismatch", "autograd", "training", "workloads", "compile",
     "dtypes",

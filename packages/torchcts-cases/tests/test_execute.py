@@ -35,7 +35,7 @@ def test_cpu_against_cpu_passes_on_a_slice(manifest: Manifest) -> None:
     selected = select_cases(manifest, Selection(op_globs=SLICE, suites=("opinfo",)))
     variants = {s.variant for s in selected.runnable}
     assert variants == {"forward", "method", "inplace", "out", "backward",
-                        "noncontiguous", "error_inputs"}  # fmt: skip
+                        "noncontiguous", "nonfinite", "error_inputs"}  # fmt: skip
     failures = []
     for spec in selected.runnable[::5]:
         case = prepare(spec, manifest)

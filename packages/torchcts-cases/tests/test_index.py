@@ -60,8 +60,17 @@ def test_cold_build_is_written_and_reused(builds: list[str]) -> None:
         json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
                     "shard": "int64", "ops": FAKE}),
         json.dumps([1, 2, 3]),
+        json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
+                    "shard": "float32", "ops": {"add": {**FAKE["add"], "counts": {"forward": 3, "nonfinite": 2},
+                                                        "nonfinite_samples": [0, 3]}}}),
+        json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
+                    "shard": "float32", "ops": {"add": {**FAKE["add"], "counts": {"forward": 3, "nonfinite": 2},
+                                                        "nonfinite_samples": [2, 1]}}}),
+        json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
+                    "shard": "float32", "ops": {"add": {**FAKE["add"], "nonfinite_not_valid": 7}}}),
     ],
-    ids=["garbage", "empty", "other-torch", "negative-count", "wrong-shard", "not-object"],
+    ids=["garbage", "empty", "other-torch", "negative-count", "wrong-shard", "not-object",
+         "nonfinite-map-out-of-range", "nonfinite-map-unordered", "nonfinite-reason-not-text"],
 )  # fmt: skip
 def test_corrupt_or_foreign_cache_is_rebuilt(builds: list[str], content: str) -> None:
     """A cache file that does not parse or does not match its key is never trusted."""
@@ -93,16 +102,18 @@ def test_packaged_seed_is_used_only_for_the_same_opinfo(
     monkeypatch.setattr(index, "SEED_DIR", tmp_path / "seed")
     index.write_seed(["float32"])
     assert builds == ["float32"]
+    index.write_seed(["float32"])  # a refresh builds afresh, never reads the seed back
+    assert builds == ["float32", "float32"]
     monkeypatch.setenv("TORCHCTS_CACHE_DIR", str(tmp_path / "fresh"))
     index.forget()
     assert index.shard("float32") == FAKE
-    assert builds == ["float32"]  # came from the seed, not a rebuild
+    assert builds == ["float32"] * 2  # came from the seed, not a rebuild
     monkeypatch.setenv("TORCHCTS_CACHE_DIR", str(tmp_path / "fresh2"))
     index.forget()
     index.opinfo_fingerprint.cache_clear()
     monkeypatch.setattr(index, "opinfo_fingerprint", lambda: "another OpInfo")
     assert index.shard("float32") == FAKE
-    assert builds == ["float32", "float32"]  # fingerprint differs: rebuilt
+    assert builds == ["float32"] * 3  # fingerprint differs: rebuilt
 
 
 def test_packaged_seed_matches_a_fresh_build() -> None:
@@ -189,8 +200,9 @@ def test_counted_sample_is_the_one_a_case_rebuilds(op_name: str) -> None:
     from torchcts_cases import opinfo_source
 
     op = opinfo_source.find_op(op_name)
-    counts, problem = opinfo_source.variant_counts(op, torch.float16)
-    assert problem is None and counts["forward"] > 0
+    counted = opinfo_source.variant_counts(op, torch.float16)
+    counts = counted.counts
+    assert counted.problem is None and counts["forward"] > 0
     last = counts["forward"] - 1
     torch.manual_seed(7)
     torch.randn(100)  # disturb the global stream, as other cases would

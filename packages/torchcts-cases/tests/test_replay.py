@@ -27,6 +27,7 @@ CASES = (
     "opinfo/mul/backward/float32/1",
     "opinfo/cat/error_inputs/-/1",
     "opinfo/add/noncontiguous/float32/0",
+    "opinfo/softmax/nonfinite/float32/5",  # NaN placed again on the sample read back
     "opinfo/clamp/forward/float32/3",
     "opinfo/index_select/forward/float32/0",
 )

@@ -47,6 +47,11 @@ def _reference(manifest: Manifest, selection: Selection) -> SelectedCases:
         for op, entry, variant, count in opinfo_groups(dtype):
             name = str(entry.get("name", op))
             found = rules.group_reason(OPINFO_SUITE, op, name, dtype, variant)
+            undefined = (
+                entry.get("nonfinite_not_valid") if variant == "nonfinite" else None
+            )
+            if found is None and undefined:
+                found = (NotRunReason.COMPARISON_NOT_VALID, str(undefined))
             if found is None and entry.get("not_valid") and variant != "error_inputs":
                 found = (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
             place(group_specs(op, entry, variant, dtype, range(count)), found)

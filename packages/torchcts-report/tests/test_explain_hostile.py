@@ -1,5 +1,6 @@
 """explain on crafted records: a repro path outside the results directory is refused
-in one line naming the file and the problem, never followed."""
+in one line naming the file and the problem, never followed; facts a record carries
+(the NaN and Inf of a nonfinite case) are shown."""
 
 from __future__ import annotations
 
@@ -51,3 +52,25 @@ def test_a_repro_inside_the_results_dir_is_printed_as_a_command(tmp_path: Path) 
     (results / "k_repros" / "case.py").write_text("print(1)\n")
     text = render_explanation(explain_case(results, "opinfo/mul/forward/float32/0"))
     assert f"repro: python {results / 'k_repros' / 'case.py'}" in text
+
+
+def test_the_nonfinite_inputs_of_a_case_are_listed(tmp_path: Path) -> None:
+    """A nonfinite case's record names where NaN and Inf were placed; explain shows
+    them on one line after the inputs."""
+    record = Synthetic.record(
+        "maximum",
+        "float32",
+        Status.FAILED,
+        variant="nonfinite",
+        mismatch="m",
+        facts={"nonfinite": ["input[0, 0] = nan", "args[0][0, 0] = inf"]},
+    )
+    artifact = Synthetic.artifact([record])
+    results = tmp_path / "results"
+    results.mkdir()
+    key = artifact.metadata.run_key
+    write_reference(
+        ResultsLayout(results, key).latest, write_history(results, key, artifact)
+    )
+    text = render_explanation(explain_case(results, record.case_id))
+    assert "non-finite inputs: input[0, 0] = nan, args[0][0, 0] = inf\n" in text

@@ -289,3 +289,15 @@ def test_poison_only_where_its_rule_matches(inject: Inject) -> None:
     doubles = _host().double()
     assert torch.equal(torch.sin(doubles.to("simdev")).cpu(), torch.sin(doubles))
     assert torch.equal((_host().to("simdev") * 2).cpu(), _host() * 2)
+
+
+def test_flush_nonfinite_touches_only_nan_and_inf(inject: Inject) -> None:
+    """NaN becomes 0 and +-Inf the largest floats; a finite result is left exact."""
+    inject(op="aten::maximum.out", fault="flush_nonfinite")
+    x = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.5])
+    got = torch.maximum(x.to("simdev"), x.to("simdev")).cpu()
+    big = torch.finfo(torch.float32).max
+    assert got.tolist() == [0.0, big, -big, 1.5]
+    finite = _host()
+    on_dev = finite.to("simdev")
+    assert torch.equal(torch.maximum(on_dev, on_dev).cpu(), finite)

@@ -36,11 +36,14 @@ __version__ = "0.1.0"
 def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
     """The executable form of `spec`; builds nothing until it runs."""
     if spec.suite == OPINFO_SUITE:
-        from torchcts_cases.catalog import opinfo_entry
+        from torchcts_cases.catalog import built_sample, opinfo_entry
         from torchcts_cases.opinfo_case import OpInfoCase
 
-        mode = opinfo_entry(spec).get("mode")
-        return OpInfoCase(spec, manifest, mode, replay_for(spec.case_id))
+        entry = opinfo_entry(spec)
+        built_from = built_sample(entry, spec.variant, spec.sample or 0)
+        return OpInfoCase(
+            spec, manifest, entry.get("mode"), replay_for(spec.case_id), built_from
+        )
     from torchcts_cases.hand_case import HandPrepared
     from torchcts_cases.suites import hand_case
 

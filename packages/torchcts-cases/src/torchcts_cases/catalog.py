@@ -23,6 +23,7 @@ VARIANT_ORDER = (
     "inplace",
     "out",
     "noncontiguous",
+    "nonfinite",
     "backward",
     "error_inputs",
 )
@@ -92,6 +93,19 @@ def opinfo_entry(spec: CaseSpec) -> dict[str, Any]:
     """The index facts behind an OpInfo spec."""
     entries = index.shard(index.ERRORS_SHARD if spec.dtype is None else spec.dtype)
     return entries[spec.op]
+
+
+def built_sample(entry: dict[str, Any], variant: str, sample: int) -> int:
+    """The OpInfo sample case `sample` of a variant is built from.
+
+    Every variant's case N is sample N, except nonfinite: its cases number only the
+    forward samples a non-finite value can be placed in, which the index lists when
+    some sample is left out.
+    """
+    if variant != "nonfinite":
+        return sample
+    samples = entry.get(index.NONFINITE_SAMPLES)
+    return sample if samples is None else int(samples[sample])
 
 
 def get_case(case_id: str) -> CaseSpec:

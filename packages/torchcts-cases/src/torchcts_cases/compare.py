@@ -7,7 +7,7 @@ Results are nested Python structures (tensors, numbers, tuples, lists, dicts,
 
 from __future__ import annotations
 
-import math
+import cmath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,7 +85,10 @@ def _cmp(exp: Any, obs: Any, path: str, meta: bool, tol: Tolerance) -> str | Non
         if meta:
             return None
         atol, rtol = tol("float64")
-        if _both_nan(exp, obs) or abs(exp - obs) <= atol + rtol * abs(exp):
+        if exp == obs or _both_nan(exp, obs):
+            return None  # equal_nan, as for tensors; Inf equals only itself
+        finite = cmath.isfinite(exp) and cmath.isfinite(obs)
+        if finite and abs(exp - obs) <= atol + rtol * abs(exp):
             return None
         return f"{path}: expected {exp!r}, got {obs!r}"
     if exp is True and isinstance(obs, str):  # a property's sentence saying why not
@@ -146,8 +149,36 @@ def _cmp_tensor(
         assert_close(obs, exp, atol=atol, rtol=rtol)
     except AssertionError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        return f"{path}: " + "; ".join(lines[:4])
+        nonfinite = _nonfinite_difference(exp, obs)
+        return f"{path}: " + "; ".join(([nonfinite] if nonfinite else []) + lines[:4])
     return None
+
+
+def _nonfinite_difference(exp: torch.Tensor, obs: torch.Tensor) -> str | None:
+    """Where NaN and Inf of `obs` are not where `exp` has them, in words.
+
+    assert_close reports the greatest difference, which for a NaN turned into 0 reads
+    "nan at index (0,)"; this names the expected and the observed value instead.
+    """
+    if not (exp.is_floating_point() or exp.is_complex()):
+        return None
+    differ = _nonfinite_class(exp) != _nonfinite_class(obs)
+    if not bool(differ.any()):
+        return None
+    index = tuple(differ.nonzero()[0].tolist())
+    return (
+        f"NaN/Inf not where CPU has them at {int(differ.sum())} element(s), first at "
+        f"index {index}: expected {exp[index].item()}, got {obs[index].item()}"
+    )
+
+
+def _nonfinite_class(t: torch.Tensor) -> torch.Tensor:
+    """0 finite, 1 NaN, 2 +Inf, 3 -Inf (complex: 2 for any infinite part)."""
+    if t.is_complex():
+        return torch.where(t.isnan(), 1, torch.where(t.isinf(), 2, 0))
+    return torch.where(
+        t.isnan(), 1, torch.where(t.isposinf(), 2, torch.where(t.isneginf(), 3, 0))
+    )
 
 
 def assert_close(actual: Any, expected: Any, *, atol: float, rtol: float) -> None:
@@ -209,10 +240,10 @@ def _is_int(value: Any) -> bool:
 
 def _both_nan(a: Any, b: Any) -> bool:
     return (
-        isinstance(a, float)
-        and isinstance(b, float)
-        and math.isnan(a)
-        and math.isnan(b)
+        isinstance(a, float | complex)
+        and isinstance(b, float | complex)
+        and cmath.isnan(a)
+        and cmath.isnan(b)
     )
 
 

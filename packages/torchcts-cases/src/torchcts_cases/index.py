@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -27,9 +28,14 @@ import torch
 from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 
 INDEX_FORMAT = "torchcts-case-index"
-INDEX_VERSION = 3
+INDEX_VERSION = 4  # 4: the nonfinite variant's counts, sample map and validity
 ERRORS_SHARD = "error_inputs"
 OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
+# nonfinite case N is built from forward sample entry[NONFINITE_SAMPLES][N]; absent
+# when that is forward sample N for every case (`catalog.built_sample`)
+NONFINITE_SAMPLES = "nonfinite_samples"
+# why CPU cannot judge an op's nonfinite cases in this dtype (not_run, selection)
+NONFINITE_NOT_VALID = "nonfinite_not_valid"
 _MEMO: dict[str, dict[str, Any]] = {}
 
 
@@ -106,6 +112,23 @@ def _valid_entry(entry: Any) -> bool:
         )
         and entry.get("source")
         in ("cpu_reference", "reviewed_reference", "legal_output", "property")
+        and _valid_sample_map(entry)
+        and isinstance(entry.get(NONFINITE_NOT_VALID, ""), str)
+    )
+
+
+def _valid_sample_map(entry: dict[str, Any]) -> bool:
+    """A nonfinite sample map holds one increasing forward index per nonfinite case."""
+    samples = entry.get(NONFINITE_SAMPLES)
+    if samples is None:
+        return True
+    forward = entry["counts"].get("forward", 0)
+    return (
+        isinstance(samples, list)
+        and len(samples) == entry["counts"].get("nonfinite", 0)
+        and all(type(n) is int for n in samples)
+        and all(0 <= a < b for a, b in itertools.pairwise(samples))
+        and all(0 <= n < forward for n in samples)
     )
 
 
@@ -116,14 +139,21 @@ def _build(name: str) -> dict[str, dict[str, Any]]:
     for segment, op in sorted(opinfo_source.op_table().items()):
         counts: dict[str, int] = {}
         problem: str | None = None
+        extra: dict[str, Any] = {}
         if name == ERRORS_SHARD:
             count, problem = opinfo_source.error_count(op)
             counts = {"error_inputs": count} if count else {}
         elif name != OPS_SHARD:
-            counts, problem = opinfo_source.variant_counts(op, getattr(torch, name))
+            counted = opinfo_source.variant_counts(op, getattr(torch, name))
+            counts, problem = counted.counts, counted.problem
+            samples = counted.nonfinite_samples
+            if samples != list(range(len(samples))):
+                extra[NONFINITE_SAMPLES] = samples
+            if counted.nonfinite_not_valid:
+                extra[NONFINITE_NOT_VALID] = counted.nonfinite_not_valid
         if counts or problem or name == OPS_SHARD:
             facts = opinfo_source.describe(op)
-            entries[segment] = {**facts, "counts": counts, "problem": problem}
+            entries[segment] = {**facts, "counts": counts, "problem": problem, **extra}
     return entries
 
 
@@ -171,8 +201,13 @@ def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
 
 
 def write_seed(names: list[str]) -> Path:
-    """Write the packaged seed from the shards of this machine's cache (maintainers)."""
-    shards = {name: shard(name) for name in names}
+    """Write the packaged seed from fresh builds of `names` (maintainers).
+
+    Never from the seed being replaced nor from a cache: after a change to the
+    generation that keeps `INDEX_VERSION`, both still match this torch and OpInfo
+    and would be written back unchanged.
+    """
+    shards = {name: _build(name) for name in names}
     payload = {
         "format": INDEX_FORMAT,
         "version": INDEX_VERSION,

@@ -14,8 +14,8 @@ LEVEL_DOCS: dict[int, str] = {
     "float32/int64/bool, forward only; the basic hand-written checks",
     2: "first three samples; method and in-place variants; float16, bfloat16, "
     "float64, int32",
-    3: "every general op (not only primitives); out= and error inputs; int8, int16, "
-    "uint8, complex64",
+    3: "every general op (not only primitives); out= and error inputs; NaN and "
+    "+/-Inf placed into the inputs (nonfinite); int8, int16, uint8, complex64",
     4: "broad production behaviour: every op family (linalg, fft, special, nn), "
     "backward and noncontiguous variants, the first eight samples, remaining dtypes",
     5: "deeper hand-written checks (serialization round trips, multi-device)",
@@ -31,6 +31,10 @@ VARIANT_TIER: dict[str, int] = {
     "inplace": 2,
     "out": 3,
     "error_inputs": 3,
+    # with error inputs, the other edge behaviour every production path meets: -inf
+    # masks in attention and softmax, inf checks in loss scaling, NaN propagating
+    # through reductions; a case costs what a forward case costs
+    "nonfinite": 3,
     "backward": 4,
     "noncontiguous": 4,
 }

@@ -4,7 +4,9 @@ Inputs are rebuilt on CPU from a seed derived from the case id. The reference ru
 same variant on CPU copies; `run_on` runs it on device copies and copies results back.
 When CPU raises (error inputs, or an in-place call that cannot broadcast), the expected
 behaviour is that exception: the device must raise the same type (and, for error
-inputs, a message matching OpInfo's pattern).
+inputs, a message matching OpInfo's pattern). A nonfinite case is the forward call on
+its sample with NaN and Inf placed in it (`torchcts_cases.nonfinite`), on CPU and on
+the device alike.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from torchcts_cases import opinfo_source
 from torchcts_cases.compare import RaisedError, compare
 from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.legal import judge_legal
+from torchcts_cases.nonfinite import NonfiniteSample, with_nonfinite
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.replay import Replay, capture
 from torchcts_cases.repro import opinfo_repro
@@ -37,7 +40,7 @@ _UNSET: Any = object()
 
 class OpInfoCase(PreparedCase):
     """One OpInfo sample in one variant (forward, method, in-place, out=, backward,
-    error inputs, noncontiguous)."""
+    error inputs, noncontiguous, nonfinite)."""
 
     def __init__(
         self,
@@ -45,13 +48,17 @@ class OpInfoCase(PreparedCase):
         manifest: Manifest,
         mode: str | None,
         replay: Replay | None = None,
+        built_from: int | None = None,
     ) -> None:
         super().__init__(spec, manifest)
         # a capsule of saved inputs (torchcts_cases.replay) stands in for OpInfo
         self.op: Any = replay.op if replay else opinfo_source.find_op(spec.op)
         self.mode = mode
+        # the OpInfo sample the case is built from (`catalog.built_sample`)
+        self.built_from = (spec.sample or 0) if built_from is None else built_from
         self._replay = replay
         self._item: Any = _UNSET
+        self._nonfinite: NonfiniteSample | None = None
         self._reference: Any = _UNSET
         self._out_template: Any = _UNSET
         # a reviewed upstream defect CPU's own out= shows on this very sample
@@ -69,15 +76,22 @@ class OpInfoCase(PreparedCase):
                 self.op,
                 self.spec.variant,
                 dtype,
-                self.spec.sample or 0,
+                self.built_from,
                 case_seed(self.spec.case_id),
             )
         return self._item
 
     def sample(self) -> Any:
-        """The SampleInput (the one inside an ErrorInput for error cases)."""
+        """The SampleInput (the one inside an ErrorInput for error cases; for a
+        nonfinite case, a copy with its NaN and Inf in place)."""
         item = self.item()
-        return item.sample_input if self.spec.variant == "error_inputs" else item
+        if self.spec.variant == "error_inputs":
+            return item.sample_input
+        if self.spec.variant == "nonfinite":
+            if self._nonfinite is None:
+                self._nonfinite = with_nonfinite(item, self.spec.case_id)
+            return self._nonfinite
+        return item
 
     # -- the contract --------------------------------------------------------------
     def reference(self) -> object:
@@ -146,6 +160,9 @@ class OpInfoCase(PreparedCase):
         """The shared facts, and the aten overloads the CPU run of this case reaches."""
         facts = super().facts(expected, observed, metadata_only=metadata_only)
         facts["aten"] = overloads_reached(lambda: self._execute("cpu"))
+        sample = self.sample()
+        if isinstance(sample, NonfiniteSample):
+            facts["nonfinite"] = [p.describe() for p in sample.placements]
         return facts
 
     def metadata_only_facts(self) -> bool:

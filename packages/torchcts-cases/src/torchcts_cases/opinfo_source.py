@@ -14,15 +14,24 @@ import random
 import sys
 import warnings
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from torchcts_cases.levels import op_family
+from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
 from torchcts_cases.sample_stream import PassExhausted, SampleStreams
 from torchcts_cases.spec import OracleUnavailable
 
-FORWARD_LIKE = ("forward", "method", "inplace", "out", "noncontiguous", "backward")
+FORWARD_LIKE = (
+    "forward",
+    "method",
+    "inplace",
+    "out",
+    "noncontiguous",
+    "nonfinite",
+    "backward",
+)
 
 # OpInfo's compare-to-CPU skips whose reason means "any valid output differs": these get a
 # legal-output (metadata) check instead of a value comparison.
@@ -126,15 +135,37 @@ def describe(op: Any) -> dict[str, Any]:
     }
 
 
-def variant_counts(op: Any, dtype: torch.dtype) -> tuple[dict[str, int], str | None]:
-    """How many samples each variant has for `dtype` on CPU, and any generation error."""
+class Counted(NamedTuple):
+    """What one pass over an op's samples in one dtype tells the case index."""
+
+    counts: dict[str, int]  # variant -> number of cases
+    problem: str | None  # a generation error, reported, never hidden
+    # the forward samples the nonfinite variant's cases are built from, in order
+    nonfinite_samples: list[int]
+    # why CPU cannot judge the nonfinite cases in this dtype (`nonfinite_not_valid`)
+    nonfinite_not_valid: str | None = None
+
+
+def variant_counts(op: Any, dtype: torch.dtype) -> Counted:
+    """How many samples each variant has for `dtype` on CPU, and any generation error.
+
+    The nonfinite variant numbers only the forward samples it can place a value in
+    (`torchcts_cases.nonfinite`): a sample whose floating tensors are all empty, or
+    that has none, would repeat its forward case under another name.
+    """
     if dtype not in op.supported_dtypes("cpu"):
-        return {}, None
+        return Counted({}, None, [])
+    nonfinite: list[int] = []
+    count = 0
     try:
-        count = sum(1 for _ in _samples(op, dtype, requires_grad=False))
+        for sample in _samples(op, dtype, requires_grad=False):
+            if has_targets(sample):
+                nonfinite.append(count)
+            count += 1
     except Exception as exc:  # an OpInfo bug on this torch: report, never hide
-        return {}, f"{type(exc).__name__}: {exc}"[:300]
-    counts = {"forward": count, "noncontiguous": count}
+        return Counted({}, f"{type(exc).__name__}: {exc}"[:300], [])
+    counts = {"forward": count, "noncontiguous": count, "nonfinite": len(nonfinite)}
+    not_valid = nonfinite_not_valid(op, dtype) if nonfinite else None
     if op.method_variant is not None:
         counts["method"] = count
     if op.inplace_variant is not None:
@@ -146,8 +177,13 @@ def variant_counts(op: Any, dtype: torch.dtype) -> tuple[dict[str, int], str | N
         try:
             counts["backward"] = sum(1 for _ in _samples(op, dtype, requires_grad=True))
         except Exception as exc:
-            return counts, f"backward samples: {type(exc).__name__}: {exc}"[:300]
-    return {k: v for k, v in counts.items() if v}, None
+            problem = f"backward samples: {type(exc).__name__}: {exc}"[:300]
+            return Counted(_nonzero(counts), problem, nonfinite, not_valid)
+    return Counted(_nonzero(counts), None, nonfinite, not_valid)
+
+
+def _nonzero(counts: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in counts.items() if v}
 
 
 def _returns_tensors(op: Any, dtype: torch.dtype) -> bool:

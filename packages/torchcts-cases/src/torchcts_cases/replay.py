@@ -6,7 +6,10 @@ together. The engineer's fix loop reruns cases that did not pass, and for those 
 run that judged them already held the sample. So when a non-passed OpInfo case gets
 its repro script, it also gets a *capsule* beside it (``<key>_repros/<case>.pt``):
 the CPU sample exactly as OpInfo built it, the names of the callables the variant
-calls, and the error OpInfo expects for an error input.
+calls, and the error OpInfo expects for an error input. Transformations of a variant
+stay out of the capsule and run again on the sample read back, as they do on a built
+one: noncontiguous on the device, and nonfinite's NaN and Inf, whose placement depends
+on the case id and the sample alone (`torchcts_cases.nonfinite`).
 
 A capsule is written only when it is exact: every callable is found again by name
 in one of a few torch namespaces and is the very same object, the backward sample

@@ -1,7 +1,8 @@
 """Standalone repro scripts: torch and the backend module only, never torchcts.
 
 Small inputs are written as literals; otherwise the script replays PyTorch's own OpInfo
-sample generator from the seeds TorchCTS uses, which rebuilds the inputs exactly. The
+sample generator from the seeds TorchCTS uses, which rebuilds the inputs exactly (for a
+nonfinite case, then writes the NaN and Inf TorchCTS placed, one line each). The
 script then judges the device against CPU as TorchCTS did (`repro_check`): it prints
 the first difference and exits 1 while the failure reproduces.
 """
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 
 import torch
 
+from torchcts_cases.nonfinite import NonfiniteSample, expression
 from torchcts_cases.opinfo_source import generation_seed
 from torchcts_cases.repro_check import RUNTIME, opinfo_run_block, settings_block
 from torchcts_cases.spec import CaseSpec, case_seed
@@ -25,6 +27,7 @@ class _OpInfoLike(Protocol):
     spec: CaseSpec
     op: Any
     mode: str | None
+    built_from: int
 
     def sample(self) -> Any: ...
     def tolerance(self, dtype: str) -> tuple[float, float]: ...
@@ -96,13 +99,30 @@ def opinfo_repro(
             "",
             "# the generator replays the draws TorchCTS counted, then the case seed",
             f"seed_everything({generation_seed(spec.op, stream)})",
-            f"item = [s for i, s in zip(range({(spec.sample or 0) + 1}), {gen})][-1]",
+            f"item = [s for i, s in zip(range({case.built_from + 1}), {gen})][-1]",
             f"seed_everything({case_seed(spec.case_id)})",
             "sample = getattr(item, 'sample_input', item)",
             "input, args, kwargs = sample.input, sample.args, sample.kwargs",
         ]
+        lines += _placement_lines(sample)
     lines += [RUNTIME, opinfo_run_block(spec.variant)]
     return "\n".join(lines) + "\n"
+
+
+def _placement_lines(sample: Any) -> list[str]:
+    """The non-finite values of a nonfinite case, written into the rebuilt sample."""
+    if not isinstance(sample, NonfiniteSample):
+        return []
+    lines = [
+        "",
+        "# the NaN and Inf TorchCTS placed (first, middle, last element of each",
+        "# floating input; torchcts_cases.nonfinite)",
+        "with torch.no_grad():",
+    ]
+    for placement in sample.placements:
+        target = expression(placement.path)
+        lines.append(f"    {target}[{placement.index!r}] = float({placement.value!r})")
+    return lines
 
 
 def _sample_literal(sample: Any) -> str | None:

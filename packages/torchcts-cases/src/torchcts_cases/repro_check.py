@@ -18,6 +18,7 @@ Tolerance = Callable[[str], tuple[float, float]]
 
 # every repro's helpers; DEVICE, TOLERANCES and METADATA_ONLY are set above them
 RUNTIME = """
+import math
 import sys
 
 
@@ -97,7 +98,10 @@ def first_difference(exp, got, path="output"):
         return None
     if isinstance(exp, float) and isinstance(got, (int, float)) and not METADATA_ONLY:
         atol, rtol = TOLERANCES.get("float64", (0.0, 0.0))
-        if exp != exp and got != got or abs(exp - got) <= atol + rtol * abs(exp):
+        if exp == got or exp != exp and got != got:
+            return None  # equal_nan; Inf equals only itself
+        finite = math.isfinite(exp) and math.isfinite(got)
+        if finite and abs(exp - got) <= atol + rtol * abs(exp):
             return None
     if METADATA_ONLY and isinstance(exp, (int, float)) and not isinstance(exp, bool):
         return None

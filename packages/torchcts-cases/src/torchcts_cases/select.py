@@ -32,6 +32,7 @@ from torchcts_schema import (
     gc_paused,
 )
 
+from torchcts_cases import index
 from torchcts_cases.catalog import (
     OPINFO_SUITE,
     group_prefix,
@@ -93,8 +94,8 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
             found, declines = rules.decide(
                 out, OPINFO_SUITE, op, name, dtype, variant, _Samples(entry, count)
             )
-            if found is None and entry.get("not_valid") and variant != "error_inputs":
-                found = (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
+            if found is None:
+                found = _not_valid(entry, variant)
             _place_group(out, rules, op, entry, variant, dtype, count, found, declines)
     for hand in all_hand_cases().values():
         assert hand.spec is not None
@@ -106,6 +107,19 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
         found = found or rules.hand_reason(hand)
         _place(out, [hand.spec], found, rules, declines)
     return out
+
+
+def _not_valid(entry: dict[str, Any], variant: str) -> Reason | None:
+    """Why CPU cannot judge the group: OpInfo's compare-to-CPU skip (every variant
+    but error inputs), or NaN and Inf this op's result is undefined on (nonfinite)."""
+    if variant == "nonfinite" and entry.get(index.NONFINITE_NOT_VALID):
+        return (
+            NotRunReason.COMPARISON_NOT_VALID,
+            str(entry[index.NONFINITE_NOT_VALID]),
+        )
+    if entry.get("not_valid") and variant != "error_inputs":
+        return (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
+    return None
 
 
 class _Samples:

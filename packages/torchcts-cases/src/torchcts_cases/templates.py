@@ -42,6 +42,7 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "method",
             "out",
             "noncontiguous",
+            "nonfinite",
             "error_inputs",
             "views",
             "memory_formats",
@@ -74,6 +75,7 @@ TEMPLATES: dict[str, dict[str, object]] = {
             "out",
             "backward",
             "noncontiguous",
+            "nonfinite",
             "error_inputs",
             "views",
             "mutation",
@@ -187,7 +189,10 @@ DTYPES = {{
 }}
 
 # What the backend claims. OpInfo variants: forward, method, inplace, out, backward,
-# error_inputs, noncontiguous. Hand-written suites: views, mutation, out_semantics,
+# error_inputs, noncontiguous, nonfinite (the forward sample with NaN, +Inf and -Inf
+# placed into its floating inputs, judged against CPU on the same inputs with NaN
+# equal to NaN; a metadata-only device such as meta has no values to place them in,
+# so it does not claim it). Hand-written suites: views, mutation, out_semantics,
 # memory_formats, copies, factories, rng, serialization, device_mismatch, and
 # autograd (gradcheck, hooks, checkpointing: needs backward kernels), training
 # (optimizer steps, schedulers, state_dicts against CPU), workloads (attention,

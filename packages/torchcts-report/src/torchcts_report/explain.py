@@ -166,6 +166,10 @@ def render_explanation(explanation: Explanation) -> str:
         if entries:
             lines.append(f"{title}:")
             lines += [f"  {_entry(e)}" for e in entries if isinstance(e, dict)]
+    placed = facts.get("nonfinite")
+    if isinstance(placed, list) and placed:
+        # a nonfinite case: the NaN and Inf written into the OpInfo sample
+        lines.append("non-finite inputs: " + ", ".join(map(str, placed)))
     if r.mismatch:
         lines.append(f"mismatch: {r.mismatch}")
     lines += _mismatch_lines(facts.get("mismatches"))

@@ -24,8 +24,9 @@ A TorchCTS variant maps to the upstream test that checks the same thing, where o
 | error_inputs | test_ops, TestCommon, test_errors (no dtype in its name) |
 | backward | test_ops_gradients, TestBwdGradients, test_fn_grad (nearest: gradcheck) |
 
-Hand-written suites (views, factories, rng, ...) and other variants have no upstream
-OpInfo test; they are listed in comments at the end, never dropped. An upstream test
+Hand-written suites (views, factories, rng, ...) and other variants (nonfinite: the
+nearest upstream tests compare ufuncs with NumPy on samples of their own) have no
+upstream OpInfo test; they are listed in comments at the end, never dropped. An upstream test
 covers every sample of one op and dtype, so the entries that map to it merge into one
 decorator: ``skip`` when any case crashed (a crash kills the test process, it cannot be
 an expected failure), was unsupported or not run; ``unittest.expectedFailure`` when

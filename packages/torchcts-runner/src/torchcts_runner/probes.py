@@ -73,6 +73,15 @@ def _capability_checks(
             return None
         return "mismatched shapes did not raise"
 
+    def nonfinite() -> str | None:
+        x = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0])
+        got = on_dev(x) * 2
+        if meta:
+            return None if got.shape == x.shape else f"got {tuple(got.shape)}"
+        if torch.allclose(got.cpu(), x * 2, equal_nan=True):
+            return None
+        return f"NaN and Inf times 2 gave {got.cpu().tolist()}"
+
     def views() -> str | None:
         x = torch.zeros(6, device=dev)
         v = x.view(2, 3)
@@ -112,6 +121,7 @@ def _capability_checks(
         "backward": backward,
         "error_inputs": error_inputs,
         "noncontiguous": lambda: same(on_dev(a).t().contiguous(), a.t().contiguous()),
+        "nonfinite": nonfinite,
         "views": views,
         "mutation": mutation,
         "out_semantics": out,

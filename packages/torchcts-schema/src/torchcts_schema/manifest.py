@@ -43,6 +43,11 @@ VARIANT_CAPABILITIES = (
     "backward",
     "error_inputs",
     "noncontiguous",
+    # the forward sample with NaN, +Inf and -Inf written into its floating and complex
+    # tensors: whether the backend propagates non-finite values as CPU does (masking
+    # with -inf, NaN checks) and raises where CPU raises on them. A metadata-only
+    # device (meta) cannot tell these cases from forward ones, so it does not claim it.
+    "nonfinite",
 )
 SUITE_CAPABILITIES = (
     "views",

@@ -29,7 +29,14 @@ BEFORE = frozenset(
 )
 # Faults that replace the op's outputs after it ran.
 AFTER = frozenset(
-    ("wrong_values", "wrong_dtype", "wrong_shape", "wrong_strides", "break_alias")
+    (
+        "wrong_values",
+        "wrong_dtype",
+        "wrong_shape",
+        "wrong_strides",
+        "break_alias",
+        "flush_nonfinite",
+    )
 )
 
 _FLOAT8 = frozenset(
@@ -181,6 +188,8 @@ def transform(
         return tensor.clone() if aliases_input else tensor
     if kind == "wrong_values":
         return _perturb(tensor, rule.magnitude, aliases_input and not written)
+    if kind == "flush_nonfinite":
+        return _flush(tensor, aliases_input and not written)
     if kind == "wrong_dtype":
         return tensor.to(_WRONG_DTYPE.get(tensor.dtype, torch.float64))
     if kind == "wrong_shape":
@@ -233,6 +242,20 @@ def _perturb_float8(target: torch.Tensor, magnitude: str) -> torch.Tensor:
 def _decoded(codes: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """float8 codes (held in a wider integer tensor) as float32 values."""
     return codes.to(torch.uint8).view(dtype).float()
+
+
+def _flush(tensor: torch.Tensor, view: bool) -> torch.Tensor:
+    """NaN as 0 and +-Inf as the largest finite values: finite outputs stay right.
+
+    A kernel compiled with fast-math, or one that clamps, does this; only inputs that
+    hold NaN or Inf (TorchCTS's nonfinite variant) can tell it from a correct one.
+    """
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        return tensor
+    if bool(tensor.isfinite().all()):
+        return tensor
+    target = tensor.clone() if view else tensor
+    return target.nan_to_num_(nan=0.0)
 
 
 def _restride(tensor: torch.Tensor) -> torch.Tensor:

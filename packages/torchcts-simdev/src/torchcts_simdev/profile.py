@@ -32,6 +32,7 @@ FAULT_KINDS = (
     "cpu_fallback",
     "uncounted_free",
     "phantom_device",
+    "flush_nonfinite",
 )
 # Faults of the device module (torch.simdev), not of an op call: the rule's `op` names
 # the one module function each breaks, spelled simdev::<function>, and nothing else
