@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import torch
 
+from torchcts_cases.legal import strides_are_contract
 from torchcts_cases.opinfo_source import generation_seed
 from torchcts_cases.repro_check import RUNTIME, opinfo_run_block, settings_block
 from torchcts_cases.spec import CaseSpec, case_seed
@@ -27,6 +28,7 @@ class _OpInfoLike(Protocol):
     mode: str | None
 
     def sample(self) -> Any: ...
+    def cpu_pinned(self) -> frozenset[int]: ...
     def tolerance(self, dtype: str) -> tuple[float, float]: ...
 
 
@@ -62,7 +64,15 @@ def opinfo_repro(
         "from torch.testing._internal.common_methods_invocations import op_db",
         "",
         # a legal-output op has more than one right answer: compare its metadata
-        settings_block(device, case.tolerance, device == "meta" or bool(case.mode)),
+        settings_block(
+            device,
+            case.tolerance,
+            device == "meta" or bool(case.mode),
+            device == "meta"
+            or case.mode != "metadata"
+            or strides_are_contract(spec.op, spec.variant),
+            case.cpu_pinned(),
+        ),
         f"op = next(o for o in op_db if (o.name, o.variant_test_name) == "
         f"({op.name!r}, {op.variant_test_name!r}))",
         f"fn = {fn}",
