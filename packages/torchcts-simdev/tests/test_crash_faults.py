@@ -54,6 +54,27 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 )
 
 
+# A limitation, not a fault: backward on simdev runs in the autograd engine's device
+# thread; an exception raised there through a Python dispatch mode (a harness's
+# recorder) leaves a Python error pending while torch's Python device guard, from
+# noexcept stream-guard code, calls back into Python: std::terminate. Without the mode
+# the same exception reaches the caller.
+DEVICE_THREAD_BODY = """
+import contextlib
+from torch.utils._python_dispatch import TorchDispatchMode
+class Passthrough(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {{}}))
+z = torch.zeros(1, 0, 3, dtype=torch.complex64).to("simdev").requires_grad_(True)
+loss = torch.view_as_real(torch.sinc(z)).sum()
+try:
+    with {context}:
+        torch.autograd.grad(loss, z)  # sinc's complex backward raises on the CPU too
+except RuntimeError as exc:
+    print("raised:", exc, flush=True)
+"""
+
+
 def _child(rule: dict[str, object], body: str = "torch.sin(x)") -> str:
     return textwrap.dedent(CHILD).format(rule=json.dumps(rule), body=body)
 
@@ -73,6 +94,14 @@ SOURCES = {
     "deepcopy": _child(
         {"op": "aten::sin.out", "fault": "abort"},
         "copy_of_x = __import__('copy').deepcopy(x)",
+    ),
+    "device_thread_mode": _child(
+        {"op": "aten::sin.out", "fault": "abort"},
+        DEVICE_THREAD_BODY.format(context="Passthrough()"),
+    ),
+    "device_thread_plain": _child(
+        {"op": "aten::sin.out", "fault": "abort"},
+        DEVICE_THREAD_BODY.format(context="contextlib.nullcontext()"),
     ),
 }
 
@@ -121,6 +150,20 @@ def test_known_limitation_deepcopy_segfaults_without_an_allocator(
     """deepcopy allocates with the (absent) simdev allocator: a README limitation."""
     code, _, err = _finish(children["deepcopy"])
     assert code == -signal.SIGSEGV, err
+
+
+def test_known_limitation_backward_error_through_a_dispatch_mode_aborts(
+    children: dict,
+) -> None:
+    """A README limitation: the same backward error is a RuntimeError without a
+    dispatch mode and SIGABRT (std::terminate) with one. If PyTorch fixes its Python
+    device guard, the first assertion fails: update the README."""
+    code, out, err = _finish(children["device_thread_mode"])
+    assert code == -signal.SIGABRT, (code, out, err)
+    assert "terminate called" in err and "raised:" not in out
+    code, out, err = _finish(children["device_thread_plain"])
+    assert code == 0, err
+    assert "raised: Tensor must have a last dimension with stride 1" in out
 
 
 def test_hang_blocks_in_native_code_holding_the_gil(children: dict) -> None:

@@ -2,7 +2,8 @@
 
 Results are nested Python structures (tensors, numbers, tuples, lists, dicts,
 `RaisedError`). Value comparison uses the dtype's tolerance; a metadata comparison
-(the meta device, uninitialised outputs) checks shape, dtype and strides only.
+(the meta device, uninitialised outputs) checks shape, dtype and strides only, or shape
+and dtype only where strides are not part of the op's contract (`strides=False`).
 """
 
 from __future__ import annotations
@@ -41,15 +42,27 @@ def compare(
     observed: Any,
     *,
     metadata_only: bool = False,
+    strides: bool = True,
     tolerance: Tolerance | None = None,
     path: str = "output",
 ) -> str | None:
-    """None when `observed` matches `expected`; otherwise the first difference."""
+    """None when `observed` matches `expected`; otherwise the first difference.
+
+    `strides` applies to a metadata comparison: False leaves the strides of every
+    tensor unjudged (values comparisons never judge them)."""
     tol = tolerance or (lambda d: tolerance_for(d))
-    return _cmp(expected, observed, path, metadata_only, tol)
+    return _cmp(expected, observed, path, _Meta(metadata_only, strides), tol)
 
 
-def _cmp(exp: Any, obs: Any, path: str, meta: bool, tol: Tolerance) -> str | None:
+@dataclass(frozen=True)
+class _Meta:
+    """How a metadata comparison judges: `only` metadata, and whether `strides`."""
+
+    only: bool
+    strides: bool = True
+
+
+def _cmp(exp: Any, obs: Any, path: str, meta: _Meta, tol: Tolerance) -> str | None:
     if isinstance(exp, RaisedError):
         return _cmp_error(exp, obs, path)
     if isinstance(obs, RaisedError):
@@ -82,7 +95,7 @@ def _cmp(exp: Any, obs: Any, path: str, meta: bool, tol: Tolerance) -> str | Non
     if isinstance(exp, float | complex) and not isinstance(exp, bool):
         if not isinstance(obs, int | float | complex) or isinstance(obs, bool):
             return f"{path}: expected a number {exp!r}, got {obs!r}"
-        if meta:
+        if meta.only:
             return None
         atol, rtol = tol("float64")
         if exp == obs or _both_nan(exp, obs):
@@ -95,7 +108,7 @@ def _cmp(exp: Any, obs: Any, path: str, meta: bool, tol: Tolerance) -> str | Non
         return f"{path}: expected bool True, got str {_short(obs)!r}"
     if type(exp) is not type(obs) and not (_is_int(exp) and _is_int(obs)):
         return f"{path}: expected {type(exp).__name__} {exp!r:.60}, got {type(obs).__name__} {obs!r:.60}"
-    if meta and _is_int(exp) and not isinstance(exp, bool):
+    if meta.only and _is_int(exp) and not isinstance(exp, bool):
         return None
     if exp != obs:
         return f"{path}: expected {exp!r:.60}, got {obs!r:.60}"
@@ -122,7 +135,7 @@ def _cmp_error(exp: RaisedError, obs: Any, path: str) -> str | None:
 
 
 def _cmp_tensor(
-    exp: torch.Tensor, obs: torch.Tensor, path: str, meta: bool, tol: Tolerance
+    exp: torch.Tensor, obs: torch.Tensor, path: str, meta: _Meta, tol: Tolerance
 ) -> str | None:
     if exp.layout != obs.layout:
         return f"{path}: layout {obs.layout}, expected {exp.layout}"
@@ -132,8 +145,8 @@ def _cmp_tensor(
         return f"{path}: shape {list(obs.shape)}, expected {list(exp.shape)}"
     if exp.layout != torch.strided:
         exp, obs = exp.to_dense(), obs.to_dense()
-    if meta:
-        if exp.numel() > 1 and exp.stride() != obs.stride():
+    if meta.only:
+        if meta.strides and exp.numel() > 1 and exp.stride() != obs.stride():
             return f"{path}: strides {obs.stride()}, expected {exp.stride()}"
         return None
     if obs.device.type == "meta":

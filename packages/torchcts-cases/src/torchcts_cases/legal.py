@@ -1,7 +1,8 @@
 """Legal-output checks: ops with more than one valid answer.
 
 - ``metadata``: nondeterministic or uninitialised outputs (random ops, ``empty``): only
-  shape, dtype and strides are comparable.
+  shape and dtype are comparable, and strides where they are the op's contract
+  (`strides_are_contract`).
 - ``unordered``: ``unique``'s order is not defined when unsorted: compare the values as
   a sorted set, the other outputs by metadata.
 - ``ties``: sort, topk, max/min with a dim, ...: values must match; indices may differ
@@ -16,11 +17,42 @@ import torch
 
 from torchcts_cases.compare import RaisedError, Tolerance, compare
 
+# Legal-output ops whose result strides are contract although their values are not:
+# the strides are an argument (empty_strided, new_empty_strided, empty_permuted's
+# physical order), or documented: empty and new_empty return contiguous tensors, the
+# *_like factories follow memory_format=torch.preserve_format (the input's strides when
+# it is non-overlapping and dense), and the in-place random fills whose OpInfo entries
+# call ``cauchy_``, ``uniform_``, ... return self. Elsewhere PyTorch leaves strides to
+# the backend: dropout's output and the gradient of an expanded input, bernoulli,
+# normal, multinomial, attention, fractional pooling, rrelu and the low-rank
+# factorizations (PyTorch's own tests compare outputs without strides, assertEqual's
+# default), so a backend choosing other strides there is not wrong.
+STRIDE_CONTRACT_OPS = frozenset(
+    {
+        "empty", "empty_like", "empty_permuted", "empty_strided", "new_empty",
+        "new_empty_strided", "rand_like", "randn_like", "randint_like",
+        "cauchy", "exponential", "geometric", "log_normal", "normal.in_place",
+        "uniform",
+    }
+)  # fmt: skip
+# variants whose result is a tensor the caller gave (self, out=), strides and all
+_CALLER_LAYOUT_VARIANTS = frozenset({"inplace", "out"})
+
 
 class _HasSample(Protocol):
     op: Any
+    spec: Any
 
     def sample(self) -> Any: ...
+
+
+def strides_are_contract(op_segment: str, variant: str) -> bool:
+    """Whether a legal-output case judges result strides: an in-place or out= result
+    is the caller's tensor, and a few ops promise their layout (`STRIDE_CONTRACT_OPS`);
+    a backward case's are not (``torch.autograd.grad`` promises no gradient layout)."""
+    if variant in _CALLER_LAYOUT_VARIANTS:
+        return True
+    return variant != "backward" and op_segment in STRIDE_CONTRACT_OPS
 
 
 def judge_legal(
@@ -30,7 +62,10 @@ def judge_legal(
     if isinstance(expected, RaisedError) or isinstance(observed, RaisedError):
         return compare(expected, observed, tolerance=tol)
     if mode == "metadata":
-        return compare(expected, observed, metadata_only=True, tolerance=tol)
+        strides = strides_are_contract(case.spec.op, case.spec.variant)
+        return compare(
+            expected, observed, metadata_only=True, strides=strides, tolerance=tol
+        )
     if mode == "unordered":
         return _unordered(expected, observed, tol)
     if mode == "ties":

@@ -19,6 +19,7 @@ from torchcts_schema import Manifest
 
 from torchcts_cases import opinfo_source
 from torchcts_cases.compare import RaisedError, compare
+from torchcts_cases.cpu_pinned import cpu_pinned, pinned_tensors
 from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.legal import judge_legal
 from torchcts_cases.nonfinite import NonfiniteSample, with_nonfinite
@@ -61,6 +62,7 @@ class OpInfoCase(PreparedCase):
         self._nonfinite: NonfiniteSample | None = None
         self._reference: Any = _UNSET
         self._out_template: Any = _UNSET
+        self._pinned: frozenset[int] | None = replay.pinned if replay else None
         # a reviewed upstream defect CPU's own out= shows on this very sample
         self._defect: UpstreamDefect | None = None
 
@@ -92,6 +94,17 @@ class OpInfoCase(PreparedCase):
                 self._nonfinite = with_nonfinite(item, self.spec.case_id)
             return self._nonfinite
         return item
+
+    def cpu_pinned(self) -> frozenset[int]:
+        """Positions of the sample's tensors that stay on the CPU in a device run
+        (`torchcts_cases.cpu_pinned`), found once."""
+        if self._pinned is None:
+            item = self.item()
+            dtype = getattr(torch, self.spec.dtype) if self.spec.dtype else None
+            self._pinned = cpu_pinned(
+                self.op, self.spec.variant, dtype, self.spec.sample or 0, item
+            )
+        return self._pinned
 
     # -- the contract --------------------------------------------------------------
     def reference(self) -> object:
@@ -183,16 +196,24 @@ class OpInfoCase(PreparedCase):
     def saved_inputs(self) -> bytes | None:
         """The capsule a rerun of this case replays instead of importing OpInfo, or
         None when it would not be exact (`torchcts_cases.replay.capture`)."""
-        return capture(self.spec, self.op, self.item())
+        return capture(self.spec, self.op, self.item(), self.cpu_pinned())
 
     # -- execution -----------------------------------------------------------------
     def _execute(self, device: str) -> object:
         variant = self.spec.variant
         sample = self.sample()
         grad = variant == "backward"
+        keep = (
+            pinned_tensors(self.item(), self.cpu_pinned())
+            if device != "cpu"
+            else frozenset()
+        )
         # one call, so tensors shared between input, args and kwargs stay shared
         inp, args, kwargs = to_device(
-            (sample.input, sample.args, sample.kwargs), device, grad=grad
+            (sample.input, sample.args, sample.kwargs),
+            device,
+            grad=grad,
+            keep_on_cpu=keep,
         )
         if variant == "noncontiguous":
             inp, args, kwargs = opinfo_source.make_noncontiguous((inp, args, kwargs))

@@ -20,7 +20,12 @@ import torch
 
 from torchcts_cases.levels import op_family
 from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
-from torchcts_cases.sample_stream import PassExhausted, SampleStreams
+from torchcts_cases.sample_stream import (
+    PassExhausted,
+    SampleStreams,
+    rng_state,
+    set_rng_state,
+)
 from torchcts_cases.spec import OracleUnavailable
 
 FORWARD_LIKE = (
@@ -277,8 +282,11 @@ def _stream(dtype: torch.dtype | None, requires_grad: bool) -> str:
     return f"{name}:grad" if requires_grad else name
 
 
-def _start(op: Any, dtype: torch.dtype | None, requires_grad: bool) -> Iterable[Any]:
-    """Seed for the pass, then make OpInfo's samples (error inputs when no dtype).
+def _start(
+    op: Any, dtype: torch.dtype | None, requires_grad: bool, device: str = "cpu"
+) -> Iterable[Any]:
+    """Seed for the pass, then make OpInfo's samples (error inputs when no dtype) for
+    `device` (the CPU, except for `cpu_pinned`'s meta passes).
 
     Calls the generator function itself: ``op.sample_inputs`` wraps it in a tracker
     that walks the Python stack (``inspect.stack``) on every call, which costs more
@@ -286,8 +294,8 @@ def _start(op: Any, dtype: torch.dtype | None, requires_grad: bool) -> Iterable[
     """
     _seed_generation(generation_seed(op_segment(op), _stream(dtype, requires_grad)))
     if dtype is None:
-        return op.error_inputs_func(op, "cpu")  # type: ignore[no-any-return]
-    return op.sample_inputs_func(op, "cpu", dtype, requires_grad)  # type: ignore[no-any-return]
+        return op.error_inputs_func(op, device)  # type: ignore[no-any-return]
+    return op.sample_inputs_func(op, device, dtype, requires_grad)  # type: ignore[no-any-return]
 
 
 def _samples(op: Any, dtype: torch.dtype, *, requires_grad: bool) -> Iterator[Any]:
@@ -305,6 +313,9 @@ def _errors(op: Any) -> Iterator[Any]:
 
 # Live passes of this process: consecutive samples of one pass cost one step each.
 SAMPLE_STREAMS = SampleStreams(capacity=4)
+# The same for passes built for another device (`nth_item_on`), kept apart so that
+# they never evict the CPU passes the cases are built from.
+DEVICE_STREAMS = SampleStreams(capacity=4)
 
 
 def build_sample(
@@ -322,16 +333,19 @@ def build_sample(
     return item
 
 
-def _nth_item(op: Any, variant: str, dtype: torch.dtype | None, index: int) -> Any:
+def _nth_item(
+    op: Any, variant: str, dtype: torch.dtype | None, index: int, device: str = "cpu"
+) -> Any:
     grad = variant == "backward"
     if variant == "error_inputs":
         dtype = None
     else:
         assert dtype is not None
-    key = (id(op), op_segment(op), _stream(dtype, grad))
+    key = (id(op), op_segment(op), _stream(dtype, grad), device)
+    streams = SAMPLE_STREAMS if device == "cpu" else DEVICE_STREAMS
     try:
-        return SAMPLE_STREAMS.item(
-            key, functools.partial(_start, op, dtype, grad), index
+        return streams.item(
+            key, functools.partial(_start, op, dtype, grad, device), index
         )
     except PassExhausted:
         raise OracleUnavailable(
@@ -342,6 +356,21 @@ def _nth_item(op: Any, variant: str, dtype: torch.dtype | None, index: int) -> A
             f"OpInfo could not build sample {index} of {op_segment(op)}: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
+
+
+def nth_item_on(
+    op: Any, variant: str, dtype: torch.dtype | None, index: int, device: str
+) -> Any:
+    """Sample `index` as OpInfo's generator builds it for `device` (same generation
+    seed as the CPU pass), leaving the global RNGs as it found them.
+
+    OracleUnavailable when the generator cannot build it there (a generator that reads
+    values, ``.item()``, fails on meta)."""
+    state = rng_state()
+    try:
+        return _nth_item(op, variant, dtype, index, device)
+    finally:
+        set_rng_state(state)
 
 
 def variant_callable(op: Any, variant: str) -> Any:

@@ -45,7 +45,7 @@ import torch
 from torchcts_cases.spec import CaseSpec
 from torchcts_cases.transfer import tensors_in
 
-CAPSULE_FORMAT = 1
+CAPSULE_FORMAT = 2  # 2: with the positions of the tensors that stay on the CPU
 # where a variant's callable may be found again by name; nothing else is resolved
 _NAMESPACES: dict[str, Any] = {
     "torch": torch,
@@ -103,10 +103,11 @@ class ReplayedError:
 
 @dataclass(frozen=True)
 class Replay:
-    """A capsule read back for one case."""
+    """A capsule read back for one case; `pinned` as `torchcts_cases.cpu_pinned`."""
 
     op: ReplayedOp
     item: ReplayedSample | ReplayedError
+    pinned: frozenset[int] = frozenset()
 
 
 def use_inputs_from(find: Callable[[str], Path | None] | None) -> None:
@@ -139,8 +140,11 @@ def all_replayed(specs: list[CaseSpec]) -> bool:
 # -- writing ---------------------------------------------------------------------
 
 
-def capture(spec: CaseSpec, op: Any, item: Any) -> bytes | None:
-    """The capsule of one OpInfo case, or None when it would not be exact."""
+def capture(
+    spec: CaseSpec, op: Any, item: Any, pinned: frozenset[int] = frozenset()
+) -> bytes | None:
+    """The capsule of one OpInfo case, or None when it would not be exact; `pinned`
+    are the positions of the sample's tensors that stay on the CPU."""
     if spec.variant == "out" and op.op is None:
         return None
     names: dict[str, str | None] = {}
@@ -176,6 +180,7 @@ def capture(spec: CaseSpec, op: Any, item: Any) -> bytes | None:
         "callables": names,
         "error": error,
         "sample": parts,
+        "cpu_pinned": sorted(pinned),
     }
     buffer = io.BytesIO()
     try:
@@ -330,13 +335,19 @@ def _replay(data: Any, case_id: str) -> Replay | None:
     if not isinstance(args, tuple) or not isinstance(kwargs, dict):
         return None
     sample = ReplayedSample(inp, args, kwargs)
+    positions = data["cpu_pinned"]
+    if not isinstance(positions, list) or not all(
+        type(p) is int and p >= 0 for p in positions
+    ):
+        return None
+    pinned = frozenset(positions)
     error = data.get("error")
     if error is None:
-        return Replay(op, sample)
+        return Replay(op, sample, pinned)
     error_type = getattr(builtins, str(error["type"]), None)
     if not (isinstance(error_type, type) and issubclass(error_type, BaseException)):
         return None
-    return Replay(op, ReplayedError(sample, error_type, str(error["regex"])))
+    return Replay(op, ReplayedError(sample, error_type, str(error["regex"])), pinned)
 
 
 __all__ = [

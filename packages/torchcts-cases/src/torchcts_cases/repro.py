@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import torch
 
+from torchcts_cases.legal import strides_are_contract
 from torchcts_cases.nonfinite import NonfiniteSample, expression
 from torchcts_cases.opinfo_source import generation_seed
 from torchcts_cases.repro_check import RUNTIME, opinfo_run_block, settings_block
@@ -30,6 +31,7 @@ class _OpInfoLike(Protocol):
     built_from: int
 
     def sample(self) -> Any: ...
+    def cpu_pinned(self) -> frozenset[int]: ...
     def tolerance(self, dtype: str) -> tuple[float, float]: ...
 
 
@@ -65,7 +67,15 @@ def opinfo_repro(
         "from torch.testing._internal.common_methods_invocations import op_db",
         "",
         # a legal-output op has more than one right answer: compare its metadata
-        settings_block(device, case.tolerance, device == "meta" or bool(case.mode)),
+        settings_block(
+            device,
+            case.tolerance,
+            device == "meta" or bool(case.mode),
+            device == "meta"
+            or case.mode != "metadata"
+            or strides_are_contract(spec.op, spec.variant),
+            case.cpu_pinned(),
+        ),
         f"op = next(o for o in op_db if (o.name, o.variant_test_name) == "
         f"({op.name!r}, {op.variant_test_name!r}))",
         f"fn = {fn}",

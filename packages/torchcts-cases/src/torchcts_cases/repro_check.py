@@ -22,16 +22,33 @@ import math
 import sys
 
 
-def to_dev(x, device):
+def to_dev(x, device, _seen=None):
+    # the tensors at CPU_PINNED (in order of appearance) stay on the CPU, as OpInfo
+    # builds them for any device
+    seen = [0] if _seen is None else _seen
     if isinstance(x, torch.Tensor):
-        moved = x.detach().to(device, copy=True)
+        where = "cpu" if seen[0] in CPU_PINNED else device
+        seen[0] += 1
+        moved = x.detach().to(where, copy=True)
         return moved.requires_grad_(x.requires_grad)
     if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-        return type(x)(to_dev(v, device) for v in x)
+        return type(x)(to_dev(v, device, seen) for v in x)
     if isinstance(x, dict):
-        return {k: (torch.device(device) if k == "device" else to_dev(v, device))
+        return {k: (torch.device(device) if k == "device" else to_dev(v, device, seen))
                 for k, v in x.items()}
     return x
+
+
+def host_copy(t):
+    # .to("cpu") makes a tensor with gaps or overlaps contiguous: copy the storage
+    # span it covers and view it with the device's strides, as TorchCTS did
+    host = t.to("cpu")
+    if (t.layout != torch.strided or t.numel() <= 1 or t.is_quantized
+            or host.stride() == t.stride()):
+        return host
+    span = 1 + sum((n - 1) * s for n, s in zip(t.size(), t.stride()))
+    flat = t.as_strided((span,), (1,), t.storage_offset()).to("cpu")
+    return flat.as_strided(t.size(), t.stride(), 0)
 
 
 def outcome(run, device, expected=None):
@@ -58,7 +75,7 @@ def first_difference(exp, got, path="output"):
     if isinstance(exp, torch.Tensor):
         if not isinstance(got, torch.Tensor):
             return f"{path}: expected a tensor, got {type(got).__name__}"
-        got = got.detach().to("cpu")
+        got = host_copy(got.detach())
         if exp.dtype != got.dtype:
             return f"{path}: dtype {got.dtype}, expected {exp.dtype}"
         if exp.shape != got.shape:
@@ -66,7 +83,7 @@ def first_difference(exp, got, path="output"):
         if exp.layout != torch.strided:
             exp, got = exp.to_dense(), got.to_dense()
         if METADATA_ONLY:
-            if exp.numel() > 1 and exp.stride() != got.stride():
+            if JUDGE_STRIDES and exp.numel() > 1 and exp.stride() != got.stride():
                 return f"{path}: strides {got.stride()}, expected {exp.stride()}"
             return None
         exp = exp.detach().resolve_conj().resolve_neg()
@@ -119,15 +136,25 @@ def judge(expected, got):
 """
 
 
-def settings_block(device: str, tol: Tolerance, metadata_only: bool) -> str:
-    """``DEVICE``, ``TOLERANCES`` (per dtype, as TorchCTS judged) and
-    ``METADATA_ONLY`` for the runtime above."""
+def settings_block(
+    device: str,
+    tol: Tolerance,
+    metadata_only: bool,
+    strides: bool = True,
+    pinned: frozenset[int] = frozenset(),
+) -> str:
+    """``DEVICE``, ``TOLERANCES`` (per dtype, as TorchCTS judged), ``METADATA_ONLY``,
+    ``JUDGE_STRIDES`` (whether a metadata comparison judges strides) and
+    ``CPU_PINNED`` (positions of the input tensors that stay on the CPU) for the
+    runtime above."""
     table = {name: list(tol(name)) for name in DEFAULT_TOLERANCES}
     table |= {n: list(tol(n)) for n in ("int64", "int32", "bool") if any(tol(n))}
     return (
         f"DEVICE = {device!r}\n"
         f"TOLERANCES = {json.dumps(table, sort_keys=True)}  # (atol, rtol) per dtype\n"
         f"METADATA_ONLY = {metadata_only!r}\n"
+        f"JUDGE_STRIDES = {strides!r}\n"
+        f"CPU_PINNED = {tuple(sorted(pinned))!r}\n"
     )
 
 

@@ -73,12 +73,12 @@ class SampleStreams:
                 live = _Pass(start)
             else:
                 assert live.rng is not None
-                _set_rng_state(live.rng)
+                set_rng_state(live.rng)
             item = _advance(live, index)
             if _ambient() != ambient or self.capacity <= 0:
                 _close(live)
                 return item
-            live.rng = _rng_state()
+            live.rng = rng_state()
             self._passes[key] = live
             while len(self._passes) > self.capacity:
                 _close(self._passes.popitem(last=False)[1])
@@ -126,7 +126,8 @@ def _ambient() -> tuple[object, ...]:
     )
 
 
-def _rng_state() -> RngState:
+def rng_state() -> RngState:
+    """The global RNG states a generator pass draws from: torch's CPU, random, numpy."""
     numpy = sys.modules.get("numpy")
     return (
         torch.get_rng_state(),
@@ -135,7 +136,8 @@ def _rng_state() -> RngState:
     )
 
 
-def _set_rng_state(state: RngState) -> None:
+def set_rng_state(state: RngState) -> None:
+    """Restore what `rng_state` returned."""
     torch_state, python_state, numpy_state = state
     torch.set_rng_state(torch_state)
     random.setstate(python_state)

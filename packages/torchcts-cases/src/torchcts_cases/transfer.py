@@ -1,5 +1,6 @@
 """Move nested inputs to a device and results back, without ever reading device memory
-through NumPy: results come back with ``.to("cpu")`` (meta results stay as metadata).
+through NumPy: results come back with ``.to("cpu")`` (meta results stay as metadata),
+keeping the device tensor's strides, which a judge may compare.
 """
 
 from __future__ import annotations
@@ -9,29 +10,48 @@ from typing import Any
 import torch
 
 
-def to_device(obj: Any, device: str, *, grad: bool = False) -> Any:
+def to_device(
+    obj: Any,
+    device: str,
+    *,
+    grad: bool = False,
+    keep_on_cpu: frozenset[int] = frozenset(),
+) -> Any:
     """A copy of `obj` with every tensor on `device`; `grad` keeps requires_grad leaves.
 
     Tensors are always copied (even CPU to CPU) so a run never mutates the sample.
     Aliasing inside the sample survives: the same tensor twice stays one tensor, and a
     view stays a view of its (copied) base, so overlap and out= aliasing errors behave
     as they do on CPU. A ``device`` keyword (factory samples say "cpu") is retargeted.
+    Tensors whose id is in `keep_on_cpu` (`torchcts_cases.cpu_pinned`) are copied to
+    the CPU instead, with their bases.
     """
-    return _move(obj, device, grad, {})
+    return _move(obj, device, grad, {}, keep_on_cpu)
 
 
-def _move(obj: Any, device: str, grad: bool, memo: dict[int, torch.Tensor]) -> Any:
+def _move(
+    obj: Any,
+    device: str,
+    grad: bool,
+    memo: dict[int, torch.Tensor],
+    keep: frozenset[int] = frozenset(),
+) -> Any:
     if isinstance(obj, torch.Tensor):
-        return _tensor(obj, device, grad, memo)
+        target = "cpu" if id(obj) in keep else device
+        return _tensor(obj, target, grad, memo)
     if isinstance(obj, torch.device):
         return torch.device(device)
     if isinstance(obj, list):
-        return [_move(o, device, grad, memo) for o in obj]
+        return [_move(o, device, grad, memo, keep) for o in obj]
     if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_move(o, device, grad, memo) for o in obj)
+        return tuple(_move(o, device, grad, memo, keep) for o in obj)
     if isinstance(obj, dict):
         return {
-            k: (_retarget(v, device) if k == "device" else _move(v, device, grad, memo))
+            k: (
+                _retarget(v, device)
+                if k == "device"
+                else _move(v, device, grad, memo, keep)
+            )
             for k, v in obj.items()
         }
     return obj
@@ -67,10 +87,11 @@ def _retarget(value: Any, device: str) -> Any:
 
 
 def to_host(obj: Any) -> Any:
-    """Tensors copied to CPU (detached); meta tensors kept, since they hold no values."""
+    """Tensors copied to CPU (detached), with the sizes and strides they had on the
+    device; meta tensors kept, since they hold no values."""
     if isinstance(obj, torch.Tensor):
         tensor = obj.detach()
-        return tensor if tensor.device.type in ("cpu", "meta") else tensor.to("cpu")
+        return tensor if tensor.device.type in ("cpu", "meta") else host_copy(tensor)
     if isinstance(obj, list):
         return [to_host(o) for o in obj]
     if isinstance(obj, tuple):
@@ -78,6 +99,30 @@ def to_host(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: to_host(v) for k, v in obj.items()}
     return obj
+
+
+def host_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A CPU copy of a device tensor with its sizes and strides.
+
+    ``.to("cpu")`` keeps strides only for a tensor that is non-overlapping and dense;
+    it makes the others contiguous (an ``empty_strided`` result with gaps, an expanded
+    gradient with stride 0, a strided view), and a judge would then see strides the
+    device never returned. Those copy the storage span the tensor covers and view it
+    as the device did (lazy conj/neg bits are resolved by the copy, values unchanged).
+    """
+    host = tensor.to("cpu")
+    if (
+        tensor.layout != torch.strided
+        or tensor.is_quantized
+        or tensor.numel() <= 1
+        or host.stride() == tensor.stride()
+    ):
+        return host
+    span = 1 + sum(
+        (n - 1) * s for n, s in zip(tensor.size(), tensor.stride(), strict=True)
+    )
+    flat = tensor.as_strided((span,), (1,), tensor.storage_offset()).to("cpu")
+    return flat.as_strided(tensor.size(), tensor.stride(), 0)
 
 
 def tensors_in(obj: Any) -> list[torch.Tensor]:

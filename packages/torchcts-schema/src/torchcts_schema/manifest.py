@@ -110,6 +110,10 @@ DEFAULT_UNSUPPORTED_PATTERNS = (
     r"NotImplementedError",
     r"Could not run '.*' with arguments from the '.*' backend",
     r"unsupported",
+    # PyTorch's generic kernels that gate on the device type ("mode only supports CPU,
+    # CUDA and XPU device type, got: <device>", mode.values): the backend has no kernel
+    # of its own for that overload, and the generic one refuses its device
+    r"only supports .* device types?, got",
 )
 
 RESOURCE_LIMIT_KEYS = ("case_timeout_s", "memory_mb", "workers", "hang_heartbeat_s")

@@ -22,16 +22,19 @@ from torchcts_simdev import faults
 from torchcts_simdev.kernels import (
     EXTRA_WRITES,
     IMPLS,
-    NUMBER_TYPES,
     copy_to_host,
     first_tensor,
-    rewrap_number,
     to_host,
     use_simdev_generator,
 )
 from torchcts_simdev.native import NativeKernels
 from torchcts_simdev.payload import lookup, payload_storage, sync, view_on, wrap
 from torchcts_simdev.profile import CLEAN, FaultProfile, FaultRule, ProfileError
+from torchcts_simdev.wrapped_numbers import (
+    NUMBER_TYPES,
+    numbers_pass_through,
+    rewrap_number,
+)
 
 _CPU = torch.device("cpu")
 _Tensor = torch.Tensor
@@ -89,21 +92,34 @@ class _Op:
         # Only these arguments can hold something to convert; the rest pass as is.
         self.convert = tuple(convert)
         self.writes = tuple(writes)
-        self.tensor_slots = tuple(tensor_slots)
+        # Tensor arguments whose Python numbers (C++ wrapped numbers) need rewrapping:
+        # none where the CPU overload's binding wraps numbers itself
+        passes = self.impl is op and numbers_pass_through(self.name)
+        self.tensor_slots = () if passes else tuple(tensor_slots)
         self.index_lists = frozenset(index_lists)
         self.rules = profile.rules_for(self.name)
 
 
 class _Call:
-    """One call's conversions: which CPU object stands for which argument."""
+    """One call's conversions: which CPU object stands for which argument.
 
-    __slots__ = ("foreign", "hints", "pairs", "replaced")
+    A tensor passed twice (``x.logical_and_(y)`` arrives as
+    ``logical_and.out(x, y, out=x)``) becomes one CPU view, not two: CPU kernels
+    tell an in-place call from an out= call by the identity of the tensors
+    (TensorIterator marks an output that *is* an input read-write, and refuses to
+    resize it where an out= output would be resized), so two views of the same bytes
+    would turn a refused in-place broadcast into a silent resize.
+    """
+
+    __slots__ = ("foreign", "hints", "pairs", "replaced", "seen")
 
     def __init__(self) -> None:
         self.replaced: list[object] = []
         self.pairs: list[tuple[object, object]] = []
         self.hints: dict[int, torch.UntypedStorage] = {}
         self.foreign: _Tensor | None = None
+        # id of a tensor argument -> what it became (the arguments keep it alive)
+        self.seen: dict[int, Any] = {}
 
     def arg(self, value: Any, cpu_ok: bool = False, clone: bool = False) -> Any:
         if isinstance(value, _TensorBase):
@@ -112,19 +128,12 @@ class _Call:
                     self.foreign = value
                 self.pairs.append((value, value))
                 return value
-            storage = value.untyped_storage()
-            host = lookup(storage)
-            if host is None:
-                if value.device.type != "simdev":
-                    self.foreign = value
-                    return value
-                host = payload_storage(storage)  # raises PayloadMissing
-            cpu = view_on(value, host)
-            self.hints[host._cdata] = storage
-            if clone:
-                cpu = cpu.clone()
-            self.pairs.append((cpu, value))
-            return cpu
+            known = None if clone else self.seen.get(id(value))
+            if known is None:
+                known = self._device_tensor(value, clone)
+                if not clone:
+                    self.seen[id(value)] = known
+            return known
         if isinstance(value, list | tuple) and value:
             return type(value)(self.arg(v, cpu_ok, clone) for v in value)
         if isinstance(value, _Device) and value.type == "simdev":
@@ -132,6 +141,22 @@ class _Call:
         if isinstance(value, _Storage) and value.device.type == "simdev":
             return payload_storage(value)
         return value
+
+    def _device_tensor(self, value: _Tensor, clone: bool) -> Any:
+        """The CPU view standing for a non-CPU tensor (a scratch copy under `clone`)."""
+        storage = value.untyped_storage()
+        host = lookup(storage)
+        if host is None:
+            if value.device.type != "simdev":
+                self.foreign = value
+                return value
+            host = payload_storage(storage)  # raises PayloadMissing
+        cpu = view_on(value, host)
+        self.hints[host._cdata] = storage
+        if clone:
+            cpu = cpu.clone()
+        self.pairs.append((cpu, value))
+        return cpu
 
     def original(self, cpu: object) -> object:
         for converted, original in self.pairs:
@@ -248,7 +273,7 @@ class Fallback:
             else:
                 number = where < count and type(cargs[where]) in NUMBER_TYPES
             if number:
-                rewrap_number(where, cargs, ckwargs)
+                rewrap_number(where, cargs, ckwargs, writes)
         try:
             result = info.impl(*cargs, **ckwargs)
         except RuntimeError as exc:

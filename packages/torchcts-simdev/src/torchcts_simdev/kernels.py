@@ -1,8 +1,9 @@
 """Kernels simdev supplies itself, and repairs to arguments that crossed into Python.
 
 The fallback runs CPU overloads on CPU payloads; these are the cases where that alone
-is not enough: overloads with no CPU kernel, copies to the host, numbers that lost
-their tensor wrapper, and random ops that must draw from simdev's own generator.
+is not enough: overloads with no CPU kernel, copies to the host, and random ops that
+must draw from simdev's own generator (numbers that lost their tensor wrapper are
+`torchcts_simdev.wrapped_numbers`).
 """
 
 from __future__ import annotations
@@ -68,9 +69,30 @@ def _convolution_backward(
     return result
 
 
+def _efficientzerotensor(
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: _Device | None = None,
+    pin_memory: bool | None = None,
+) -> _Tensor:
+    """Zeros with real storage: what autograd asks for as a "zero tensor".
+
+    The CPU kernel returns a ZeroTensor, a tensor whose storage has no data (its
+    ZeroTensor dispatch key makes ops treat it as zeros). A Python backend cannot give
+    its own tensors that key, and a storage without data has no payload to wrap, so
+    simdev materialises the zeros: backward formulas that return one (``sgn`` and
+    ``sinc`` of real inputs) get equal values, as on a backend without ZeroTensor.
+    """
+    return torch.zeros(size, dtype=dtype, layout=layout)
+
+
 # Overloads whose CPU kernel does not compute them (the *_overrideable hooks that a
-# non-CPU backend gets), implemented here over CPU payloads with the CPU's kernels.
+# non-CPU backend gets, and the CPU's data-less zero tensor), implemented here over
+# CPU payloads with the CPU's kernels.
 IMPLS: dict[str, Callable[..., Any]] = {
+    "aten::_efficientzerotensor": _efficientzerotensor,
     "aten::_copy_from": _copy_from,
     "aten::_copy_from_and_resize": _copy_from_and_resize,
     "aten::convolution_overrideable": _convolution,
@@ -79,9 +101,15 @@ IMPLS: dict[str, Callable[..., Any]] = {
 }
 # Overloads whose generic (CompositeExplicitAutograd) kernel would win over a fallback:
 # the *_overrideable hooks (which only raise), ops whose generic kernel rounds
-# differently from the CPU kernel, and conj_physical_, whose generic kernel calls a
-# DispatchStub that only built-in devices fill ("missing kernel for simdev"). simdev
-# registers the fallback for them explicitly.
+# differently from the CPU kernel; conj_physical_, whose generic kernel calls a
+# DispatchStub that only built-in devices fill ("missing kernel for simdev"); ``addr_``, whose generic kernel calls
+# ``addr_out(self, self, ...)`` and relies on C++ reference identity
+# (``&result == &self``) to skip broadcasting self; that identity cannot survive a
+# boxed call, so reached through ``addr.out`` an in-place addr_ would broadcast and
+# resize self where the CPU refuses; and ``mode.values`` (mode's out=), whose generic
+# kernel refuses every device but CPU, CUDA and XPU ("mode only supports CPU, CUDA and
+# XPU device type"), so that an out-of-tree backend must register its own, as a C++
+# one would. simdev registers the fallback for them explicitly.
 EXPLICIT_OPS = (
     "_to_copy",
     "conj_physical_",
@@ -90,17 +118,17 @@ EXPLICIT_OPS = (
     "_stack",
     "_stack.out",
     "addr",
+    "addr_",
     "addr.out",
     "all.dims",
     "all.dims_out",
     "any.dims",
     "any.dims_out",
     "linalg__powsum",
+    "mode.values",
     "native_group_norm",
     "native_layer_norm",
 )
-_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
-NUMBER_TYPES = frozenset(_CATEGORY)
 # Overloads that write an argument their schema does not mark as written.
 EXTRA_WRITES: dict[str, tuple[int | str, ...]] = {"aten::_copy_from_and_resize": (1,)}
 
@@ -132,53 +160,6 @@ def first_tensor(values: tuple[Any, ...]) -> _Tensor | None:
                 if isinstance(item, _Tensor):
                     return item
     return None
-
-
-def rewrap_number(where: int | str, cargs: list[Any], ckwargs: dict[str, Any]) -> None:
-    """Turn a Python number back into the 0-dim tensor the schema asks for.
-
-    C++ callers pass numbers to Tensor arguments as "wrapped number" tensors; crossing
-    into Python turns them into plain numbers, which the CPU overload then rejects.
-    The flag itself cannot be set from Python, so the number becomes a 0-dim tensor of
-    the dtype a wrapped number would have promoted to (the first tensor's, when the
-    number's category is not higher).
-    """
-    if isinstance(where, int):
-        if where >= len(cargs) or type(cargs[where]) not in _CATEGORY:
-            return
-        value = cargs[where]
-    else:
-        if type(ckwargs.get(where)) not in _CATEGORY:
-            return
-        value = ckwargs[where]
-    reference = first_tensor(tuple(cargs))
-    if reference is None:
-        reference = first_tensor(tuple(ckwargs.values()))
-    dtype = _number_dtype(value, reference)
-    tensor = torch.tensor(value, dtype=dtype)
-    if isinstance(where, int):
-        cargs[where] = tensor
-    else:
-        ckwargs[where] = tensor
-
-
-def _dtype_category(dtype: torch.dtype) -> int:
-    """The `_CATEGORY` of a dtype: bool 0, integer 1, floating 2, complex 3."""
-    if dtype.is_complex:
-        return 3
-    if dtype.is_floating_point:
-        return 2
-    return 0 if dtype == torch.bool else 1
-
-
-def _number_dtype(value: Any, reference: _Tensor | None) -> torch.dtype:
-    category = _CATEGORY[type(value)]
-    if reference is not None:
-        ref = reference.dtype
-        if category <= _dtype_category(ref):
-            return ref
-    default = torch.get_default_dtype()
-    return (torch.bool, torch.int64, default, default.to_complex())[category]
 
 
 def use_simdev_generator(
