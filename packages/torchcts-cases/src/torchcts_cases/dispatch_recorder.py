@@ -95,10 +95,16 @@ def _numbers_as_tensors(
     A C++ kernel passes a number to a Tensor argument as a "wrapped number" tensor
     (``remainder.Scalar`` calls ``remainder.Tensor`` so); the mode receives it as a
     plain Python number, which the overload then refuses ("Expected a value of type
-    'Tensor'"), and the flag cannot be set again from Python. A 0-dim tensor of the
-    dtype the wrapped number promotes to (the first tensor's when the number's kind
-    is not higher, else the default dtype) computes the same result.
+    'Tensor'"), and the flag cannot be set again from Python. Overloads whose Python
+    binding accepts numbers (add, sub, mul, div) get the number as it is: the binding
+    wraps it again, exactly. Elsewhere a 0-dim tensor of the number's own precision
+    (float64, int64, complex128) where a dimensioned tensor of the same or a higher
+    kind decides the result dtype anyway (kernels read it unrounded, as a wrapped
+    number), else of the dtype the wrapped number promotes to (the first tensor's
+    when the number's kind is not higher, else the default dtype).
     """
+    if torch._C._should_allow_numbers_as_tensors(func.__name__.partition(".")[0]):
+        return args, kwargs
     slots = _TENSOR_SLOTS.get(id(func))
     if slots is None:
         slots = _TENSOR_SLOTS[id(func)] = tuple(
@@ -127,6 +133,10 @@ def _numbers_as_tensors(
 def _as_tensor(number: Any, reference: torch.Tensor | None) -> torch.Tensor:
     """`number` as the 0-dim tensor a wrapped number of it promotes like."""
     kind = _NUMBERS.index(type(number))  # bool < int < float < complex
+    if reference is not None and reference.dim() > 0 and kind <= _kind(reference.dtype):
+        # the dimensioned tensor decides the dtype; keep the number unrounded
+        natural = (torch.bool, torch.int64, torch.float64, torch.complex128)[kind]
+        return torch.tensor(number, dtype=natural)
     if reference is not None and kind <= _kind(reference.dtype):
         return torch.tensor(number, dtype=reference.dtype)
     default = torch.get_default_dtype()
