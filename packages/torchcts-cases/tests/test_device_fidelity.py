@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 import torchcts_simdev
-from torchcts_cases import cpu_pinned as cpu_pinned_module
 from torchcts_cases import OracleUnavailable, get_case, prepare
+from torchcts_cases import cpu_pinned as cpu_pinned_module
 from torchcts_cases.cpu_pinned import cpu_pinned
 from torchcts_cases.legal import judge_legal, strides_are_contract
 from torchcts_cases.opinfo_source import find_op
