@@ -108,6 +108,7 @@ def test_opinfo_cpu_tensors_are_found_by_building_the_sample_for_meta(
     assert pinned("opinfo/tensor_split/forward/int32/0") == {1}
     assert pinned("opinfo/tensor_split/forward/int32/3") == {1}  # a strided index view
     assert pinned("opinfo/add/forward/float32/0") == frozenset()
+
     # a generator that cannot build the sample on meta (one reading values with
     # .item()) pins nothing, and is not tried again for that op, variant and dtype
     def cannot(*args: object) -> None:
