@@ -179,6 +179,13 @@ class ExecutorRole:
                 warm(specs)
 
     @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """With ``--isolate all`` every case runs in the warm pool: start its child
+        now, so its imports overlap selection, collection and the probes."""
+        if self.settings.isolate == "all" and not self.config.option.collectonly:
+            self.policy.start_pool()
+
+    @pytest.hookimpl
     def pytest_collection(self, session: pytest.Session) -> bool:
         """Collect the cases instead of test files (no file per op)."""
         others = [a for a in self.config.args if not a.startswith(NODE_PREFIX)]
