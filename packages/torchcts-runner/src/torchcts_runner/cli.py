@@ -32,11 +32,12 @@ from torchcts_schema import (
 )
 
 from torchcts_runner import __version__
+from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_summary import report_words, run_summary, summary_text
+from torchcts_runner.worker_choice import IN_PROCESS_UP_TO
 
-ACCELERATORS = ("cuda", "mps", "xpu")
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 NOT_PASSED = ("failed", "error", "unsupported", "crashed")
 OK, CASES_FAILED, INTERNAL, USAGE, NO_CASES, BACKEND_UNUSABLE = 0, 1, 3, 4, 5, 6
@@ -53,24 +54,7 @@ EXIT_CODES = {
 }
 
 
-RERUN_IN_PROCESS_MAX = 16
-
-
-def default_workers(device: str, cores: int | None = None) -> int:
-    """One worker per accelerator process; one per core for host-CPU devices.
-
-    A single worker still runs in its own process, so a crash cannot take the run.
-    """
-    if device in ACCELERATORS:
-        return 1
-    return max(1, min(cores or os.cpu_count() or 1, 8))
-
-
-def few_node_ids(args: list[str]) -> bool:
-    """Do the pytest arguments name a handful of cases (a rerun)? Such a run
-    executes in process: starting xdist workers would cost more than the cases."""
-    nodes = [a for a in args if a.startswith(NODE_PREFIX)]
-    return 0 < len(nodes) <= RERUN_IN_PROCESS_MAX
+AUTO_WORKERS = "auto"  # pytest-xdist's -n auto: the plugin chooses by the work
 
 
 def _epilog() -> str:
@@ -163,8 +147,11 @@ def _parser() -> argparse.ArgumentParser:
         "--numprocesses",
         dest="workers",
         default=None,
-        help="xdist workers (default: 1 on an accelerator, cores otherwise, none for "
-        f"a rerun of up to {RERUN_IN_PROCESS_MAX} node ids; 0: no xdist)",
+        help="xdist workers; 0: none, the cases run in process (default: chosen by "
+        f"the work: in process up to about {IN_PROCESS_UP_TO} planned cases on 2 "
+        "cores, else 1 on an accelerator and one per core otherwise, at most the "
+        "manifest's RESOURCE_LIMITS.workers; the run's header line says which and "
+        "why)",
     )
     add("--quiet", action="store_true", help="plain progress lines (CI logs)")
     add(
@@ -195,15 +182,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def build_pytest_args(
     manifest: Path,
-    device: str,
     workers: str | None,
     results: str,
     quiet: bool,
     passthrough: list[str],
 ) -> list[str]:
-    """The pytest command line of a device run."""
-    if workers is None:
-        workers = str(default_workers(device))
+    """The pytest command line of a device run (`workers` None: chosen by the work)."""
     args = [
         "--torchcts-manifest",
         str(manifest),
@@ -221,7 +205,7 @@ def build_pytest_args(
         "-p",
         "no:unraisableexception",  # five gc.collect() passes over torch's heap at exit
         "-n",
-        workers,
+        workers or AUTO_WORKERS,
         "--max-worker-restart",
         "1000000",
     ]
@@ -256,13 +240,11 @@ def _selection_args(options: argparse.Namespace) -> list[str]:
     return out
 
 
-def _manifest_facts(path: Path) -> tuple[str, int | None]:
-    """The device and the manifest's worker count (RESOURCE_LIMITS.workers)."""
+def _check_manifest(path: Path) -> None:
+    """Read the manifest once here, so a bad one is a line before pytest starts."""
     from torchcts_schema import load_manifest
 
-    manifest = load_manifest(path)
-    workers = manifest.resource_limits.get("workers")
-    return manifest.device, int(workers) if workers else None
+    load_manifest(path)
 
 
 def _usage(message: str) -> int:
@@ -285,7 +267,11 @@ def main(argv: list[str] | None = None) -> int:
         prepared = _prepare(options, passthrough)
         if isinstance(prepared, int):
             return prepared
-        return run_pytest(prepared[0], fail_on=prepared[1])
+        return run_pytest(
+            prepared[0],
+            fail_on=prepared[1],
+            may_continue=options.workers in (None, AUTO_WORKERS),
+        )
     # stdout carries the JSON object alone; every human line goes to stderr
     status: dict[str, object] | None = None
     error: list[str] = []
@@ -294,7 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(prepared, int):
             code = prepared
         else:
-            pytest_code, status = run_child(prepared[0], stdout=STDERR_FD)
+            pytest_code, status = run_child(
+                prepared[0],
+                stdout=STDERR_FD,
+                may_continue=options.workers in (None, AUTO_WORKERS),
+            )
             code = judge(pytest_code, status, prepared[1])
     summary = run_summary(
         code,
@@ -334,22 +324,16 @@ def _prepare(
     if not manifest.is_file():
         return usage(f"manifest {manifest} does not exist")
     try:
-        device, manifest_workers = _manifest_facts(manifest)
+        _check_manifest(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback
         return usage(str(exc))
     fail_on = {s.strip() for s in options.fail_on.split(",") if s.strip()}
     unknown = fail_on - {*NOT_PASSED, "passed", "not_run", "skipped"}
     if unknown:
         return usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
-    workers = options.workers
-    if workers is None and few_node_ids(passthrough):
-        workers = "0"  # a rerun: starting workers would cost more than the cases
-    if workers is None and manifest_workers is not None:
-        workers = str(manifest_workers)
     args = build_pytest_args(
         manifest,
-        device,
-        workers,
+        options.workers,
         options.results,
         options.quiet,
         [*_selection_args(options), *passthrough],
@@ -364,7 +348,9 @@ def _user_command(argv: list[str]) -> str:
     return shlex.join([tool_command("torchcts-run", tool_prefix_at()), *words])
 
 
-def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
+def run_pytest(
+    args: list[str], *, fail_on: set[str] | None = None, may_continue: bool = False
+) -> int:
     """Run pytest in a child process and judge how the run ended.
 
     A child, because a hang that holds the GIL can only be ended by faulthandler's
@@ -374,29 +360,45 @@ def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
     only waits for it, passes a SIGTERM on, and reports.
     """
     fail_on = set(NOT_PASSED) if fail_on is None else fail_on
-    code, status = run_child(args)
+    code, status = run_child(args, may_continue=may_continue)
     return judge(code, status, fail_on)
 
 
 def run_child(
-    args: list[str], *, stdout: int | None = None
+    args: list[str], *, stdout: int | None = None, may_continue: bool = False
 ) -> tuple[int, dict[str, object] | None]:
     """pytest's exit code and the plugin's status file (None: no session end).
 
     `stdout` is a file descriptor for the child's stdout (``--json`` gives stderr's).
+    With `may_continue` (the workers were left to the work), a run that died in
+    process is continued with ``--resume`` (`continuation` says when).
     """
+    planned_before: int | None = None
     with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
         status_file = Path(tmp) / "status.json"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *args,
-            "--torchcts-status-file",
-            str(status_file),
-        ]
-        code = _call_through_signals(command, stdout=stdout)
-        return code, _read_status(status_file)
+        while True:
+            status_file.unlink(missing_ok=True)
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *args,
+                "--torchcts-status-file",
+                str(status_file),
+            ]
+            code = _call_through_signals(command, stdout=stdout)
+            status = _read_status(status_file)
+            if status is None or status.get("ended") is not False:
+                return code, status
+            why = continuation(code, status, planned_before) if may_continue else None
+            if why is None:
+                return code, None  # the session did not end
+            print(f"torchcts-run: {why}", flush=True)
+            workers = status.get("workers")
+            planned = workers.get("planned") if isinstance(workers, dict) else None
+            planned_before = planned if isinstance(planned, int) else None
+            if "--resume" not in args:
+                args = [*args, "--resume"]
 
 
 def _call_through_signals(command: list[str], *, stdout: int | None = None) -> int:

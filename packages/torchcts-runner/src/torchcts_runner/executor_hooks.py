@@ -74,6 +74,7 @@ class ExecutorRole:
         done: Callable[[], frozenset[str]],
         on_hard_timeout: HardTimeoutHook | None = None,
         plan_file: Path | None = None,
+        plan: CasePlan | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -81,6 +82,7 @@ class ExecutorRole:
         self.done = done
         self.worker = worker_id(config)
         self.plan: CasePlan | None = None
+        self._given_plan = plan  # selected already (the workers were chosen from it)
         self.plan_file = plan_file
         self._on_hard_timeout = on_hard_timeout
         self.scratch = scratch_dir(settings.results_dir, run_key)
@@ -147,6 +149,8 @@ class ExecutorRole:
         """
         if self.plan_file is not None:
             return self._plan_from_controller(self.plan_file)
+        if self._given_plan is not None:
+            return self._given_plan
         try:
             source = load_case_source(self.settings.case_source)
             recheck = recheck_for(self.settings)
