@@ -52,9 +52,17 @@ class JournalFollower:
     _offsets: dict[Path, tuple[int, int]] = field(default_factory=dict)  # inode, end
     _partial: dict[Path, bytes] = field(default_factory=dict)
 
+    def _journals(self) -> list[Path]:
+        """The journals now under the results dir (none this time if a folder the
+        run is removing vanished during the walk: the next poll looks again)."""
+        try:
+            return sorted(self.results.rglob(f"*{JOURNAL_SUFFIX}"))
+        except OSError:
+            return []
+
     def skip_existing(self) -> None:
         """Ignore what the journals hold now (a kept results dir's earlier runs)."""
-        for path in self.results.rglob(f"*{JOURNAL_SUFFIX}"):
+        for path in self._journals():
             with contextlib.suppress(OSError):
                 info = path.stat()
                 self._offsets[path] = (info.st_ino, info.st_size)
@@ -62,7 +70,7 @@ class JournalFollower:
     def poll(self, now: float) -> None:
         """Read what was appended since the last poll; `now` dates its case lines.
         A journal the run set aside and started afresh (a new inode) is read anew."""
-        for path in sorted(self.results.rglob(f"*{JOURNAL_SUFFIX}")):
+        for path in self._journals():
             try:
                 with open(path, "rb") as fh:
                     inode = os.fstat(fh.fileno()).st_ino

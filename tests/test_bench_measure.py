@@ -9,6 +9,8 @@ import math
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))  # bench/ is not a package: its modules import by name
 
@@ -110,6 +112,21 @@ def test_journal_follower_skips_earlier_runs_and_reads_a_new_journal(
     journal.write_bytes(passed)  # shorter than the old one's offset
     follower.poll(2.0)
     assert (follower.cases, follower.first_s, follower.last_s) == (2, 1.0, 2.0)
+
+
+def test_journal_follower_survives_a_folder_vanishing_mid_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run removing its scratch folder while a poll walks the results dir costs
+    that poll, never the follower (its thread would stop noting cases)."""
+
+    def vanished(self: Path, pattern: str) -> list[Path]:
+        raise FileNotFoundError(2, "No such file or directory", str(self))
+
+    follower = observe.JournalFollower(tmp_path, launched=0.0)
+    monkeypatch.setattr(Path, "rglob", vanished)
+    follower.poll(1.0)
+    assert follower.cases == 0
 
 
 def test_workers_of_falls_back_to_the_pytest_command() -> None:
