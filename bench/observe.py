@@ -186,6 +186,9 @@ def observe(
         file=sys.stderr,
         flush=True,
     )
+    if proc.returncode:  # the log goes with the temporary dir: say how it ended
+        for line in log.read_text(errors="replace").splitlines()[-3:]:
+            print(f"#     {line[:160]}", file=sys.stderr, flush=True)
     return RunObservation(
         wall_s=ended - launched,
         cpu_s=usage.ru_utime + usage.ru_stime,
