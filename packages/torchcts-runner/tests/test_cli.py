@@ -102,7 +102,8 @@ def test_workers_left_to_the_work_are_recorded_and_a_crash_is_continued(
 ) -> None:
     """No -n: a small selection runs in process (the header line and the metadata
     say so and why); a segfault that ends that process is continued at once with
-    --resume, so the run completes with the case crashed and the others run."""
+    --resume on xdist workers, so the run completes with the case crashed and the
+    others run."""
     from torchcts_schema import Status, load_result
 
     done = _run(tmp_path, ["ok", "segv", "wrong"])
@@ -110,6 +111,7 @@ def test_workers_left_to_the_work_are_recorded_and_a_crash_is_continued(
     assert done.returncode == 1, out
     assert "TorchCTS: in process (-n 0): 3 planned case(s)" in out
     assert "run of 3 planned case(s) ended abnormally (SIGSEGV); continuing" in out
+    assert "--resume on 2 xdist worker(s) (-n 2)" in out
     artifact = load_result(tmp_path / "results")
     assert artifact.metadata.completed_normally
     statuses = {r.op: r.status for r in artifact.results}
@@ -118,9 +120,10 @@ def test_workers_left_to_the_work_are_recorded_and_a_crash_is_continued(
         "segv": Status.CRASHED,
         "wrong": Status.FAILED,
     }
-    workers = artifact.metadata.options["workers"]
+    workers = artifact.metadata.options["workers"]  # the continuation's
     assert isinstance(workers, dict)
-    assert (workers["count"], workers["chosen"]) == (0, "by the work")
+    assert (workers["count"], workers["chosen"]) == (2, "given")
+    assert artifact.metadata.resumes == 1
 
 
 def test_an_explicit_n_0_is_not_continued(tmp_path: Path) -> None:

@@ -66,23 +66,25 @@ def _started(
     }
 
 
-def test_a_crashed_in_process_run_continues_while_it_progresses() -> None:
-    """A segfault, abort or hang exit of a run the work put in process continues;
-    each attempt must plan fewer cases than the one before."""
+def test_a_crashed_in_process_run_continues_on_workers() -> None:
+    """A segfault, abort or hang exit of a run the work put in process continues,
+    on the workers the run would have had."""
     segv = -int(signal.SIGSEGV)
-    why = continuation(segv, _started(0, 40), None)
+    why = continuation(segv, _started(0, 40), 2)
     assert why is not None and "SIGSEGV" in why and "of 40 planned" in why
-    assert continuation(1, _started(0, 39), 40) is not None  # a hang's _exit(1)
-    assert continuation(segv, _started(0, 40), 40) is None  # no progress: stop
+    assert "on 2 xdist worker(s) (-n 2)" in why
+    assert continuation(1, _started(0, 39), 2) is not None  # a hang's _exit(1)
 
 
 def test_no_continuation_on_purpose_with_workers_or_given_n() -> None:
-    """Never after SIGKILL, SIGTERM or SIGINT; never for workers or an explicit -n;
-    never when the session ended or never reached its first case."""
+    """Never after SIGKILL, SIGTERM or SIGINT; never for workers or an explicit -n
+    (so a continued run, whose -n is given, is never continued again); never when
+    the session ended or never reached its first case; never onto no worker."""
     for stop in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
-        assert continuation(-int(stop), _started(0, 40), None) is None
-    assert continuation(-11, _started(2, 4000), None) is None
-    assert continuation(-11, _started(0, 40, chosen="given"), None) is None
-    assert continuation(-11, None, None) is None
-    assert continuation(-11, {**_started(0, 40), "ended": True}, None) is None
-    assert continuation(-11, _started(0, 0), None) is None
+        assert continuation(-int(stop), _started(0, 40), 2) is None
+    assert continuation(-11, _started(2, 4000), 2) is None
+    assert continuation(-11, _started(0, 40, chosen="given"), 2) is None
+    assert continuation(-11, None, 2) is None
+    assert continuation(-11, {**_started(0, 40), "ended": True}, 2) is None
+    assert continuation(-11, _started(0, 0), 2) is None
+    assert continuation(-11, _started(0, 40), 0) is None

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchcts_schema import (
     JUNIT_SUFFIX,
@@ -36,7 +36,7 @@ from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_summary import report_words, run_summary, summary_text
-from torchcts_runner.worker_choice import IN_PROCESS_UP_TO
+from torchcts_runner.worker_choice import IN_PROCESS_UP_TO, available_cores, workers_for
 
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 NOT_PASSED = ("failed", "error", "unsupported", "crashed")
@@ -240,11 +240,15 @@ def _selection_args(options: argparse.Namespace) -> list[str]:
     return out
 
 
-def _check_manifest(path: Path) -> None:
-    """Read the manifest once here, so a bad one is a line before pytest starts."""
+def _xdist_workers(path: Path) -> int:
+    """The workers a run of this manifest gets on xdist (what a crashed in-process
+    run continues on); reading the manifest here also makes a bad one a line
+    before pytest starts."""
     from torchcts_schema import load_manifest
 
-    load_manifest(path)
+    manifest = load_manifest(path)
+    cap = manifest.resource_limits.get("workers")
+    return workers_for(manifest.device, available_cores(), int(cap) if cap else None)
 
 
 def _usage(message: str) -> int:
@@ -268,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(prepared, int):
             return prepared
         return run_pytest(
-            prepared[0],
-            fail_on=prepared[1],
-            may_continue=options.workers in (None, AUTO_WORKERS),
+            prepared.args,
+            fail_on=prepared.fail_on,
+            continue_on=prepared.continue_on,
         )
     # stdout carries the JSON object alone; every human line goes to stderr
     status: dict[str, object] | None = None
@@ -281,11 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             code = prepared
         else:
             pytest_code, status = run_child(
-                prepared[0],
-                stdout=STDERR_FD,
-                may_continue=options.workers in (None, AUTO_WORKERS),
+                prepared.args, stdout=STDERR_FD, continue_on=prepared.continue_on
             )
-            code = judge(pytest_code, status, prepared[1])
+            code = judge(pytest_code, status, prepared.fail_on)
     summary = run_summary(
         code,
         status,
@@ -298,13 +300,23 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+class Prepared(NamedTuple):
+    """What `main` runs: pytest's arguments, the statuses that fail the run, and
+    the workers an in-process run that dies continues on (None: not continued)."""
+
+    args: list[str]
+    fail_on: set[str]
+    continue_on: int | None
+
+
 def _prepare(
     options: argparse.Namespace,
     passthrough: list[str],
     *,
     errors: list[str] | None = None,
-) -> tuple[list[str], set[str]] | int:
-    """The pytest arguments and fail-on statuses, or the usage exit status."""
+) -> Prepared | int:
+    """The pytest arguments, fail-on statuses and continuation workers, or the
+    usage exit status."""
 
     def usage(message: str) -> int:
         if errors is not None:
@@ -324,7 +336,7 @@ def _prepare(
     if not manifest.is_file():
         return usage(f"manifest {manifest} does not exist")
     try:
-        _check_manifest(manifest)
+        workers = _xdist_workers(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback
         return usage(str(exc))
     fail_on = {s.strip() for s in options.fail_on.split(",") if s.strip()}
@@ -338,7 +350,10 @@ def _prepare(
         options.quiet,
         [*_selection_args(options), *passthrough],
     )
-    return args, set() if options.no_fail else fail_on
+    chosen_by_work = options.workers in (None, AUTO_WORKERS)
+    return Prepared(
+        args, set() if options.no_fail else fail_on, workers if chosen_by_work else None
+    )
 
 
 def _user_command(argv: list[str]) -> str:
@@ -349,7 +364,10 @@ def _user_command(argv: list[str]) -> str:
 
 
 def run_pytest(
-    args: list[str], *, fail_on: set[str] | None = None, may_continue: bool = False
+    args: list[str],
+    *,
+    fail_on: set[str] | None = None,
+    continue_on: int | None = None,
 ) -> int:
     """Run pytest in a child process and judge how the run ended.
 
@@ -360,20 +378,20 @@ def run_pytest(
     only waits for it, passes a SIGTERM on, and reports.
     """
     fail_on = set(NOT_PASSED) if fail_on is None else fail_on
-    code, status = run_child(args, may_continue=may_continue)
+    code, status = run_child(args, continue_on=continue_on)
     return judge(code, status, fail_on)
 
 
 def run_child(
-    args: list[str], *, stdout: int | None = None, may_continue: bool = False
+    args: list[str], *, stdout: int | None = None, continue_on: int | None = None
 ) -> tuple[int, dict[str, object] | None]:
     """pytest's exit code and the plugin's status file (None: no session end).
 
     `stdout` is a file descriptor for the child's stdout (``--json`` gives stderr's).
-    With `may_continue` (the workers were left to the work), a run that died in
-    process is continued with ``--resume`` (`continuation` says when).
+    With `continue_on` (the workers were left to the work), a run that died in
+    process is continued once, with ``--resume`` on that many xdist workers
+    (`continuation` says when).
     """
-    planned_before: int | None = None
     with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
         status_file = Path(tmp) / "status.json"
         while True:
@@ -390,15 +408,21 @@ def run_child(
             status = _read_status(status_file)
             if status is None or status.get("ended") is not False:
                 return code, status
-            why = continuation(code, status, planned_before) if may_continue else None
+            why = continuation(code, status, continue_on) if continue_on else None
             if why is None:
                 return code, None  # the session did not end
             print(f"torchcts-run: {why}", flush=True)
-            workers = status.get("workers")
-            planned = workers.get("planned") if isinstance(workers, dict) else None
-            planned_before = planned if isinstance(planned, int) else None
-            if "--resume" not in args:
-                args = [*args, "--resume"]
+            args = on_workers(args, str(continue_on))
+            args = args if "--resume" in args else [*args, "--resume"]
+            continue_on = None  # an explicit -n now: never continued again
+
+
+def on_workers(args: list[str], workers: str) -> list[str]:
+    """`args` with pytest's ``-n`` value replaced by `workers`."""
+    out = list(args)
+    where = out.index("-n")
+    out[where + 1] = workers
+    return out
 
 
 def _call_through_signals(command: list[str], *, stdout: int | None = None) -> int:

@@ -77,13 +77,18 @@ def in_process_limit(workers: int) -> int:
     return round(IN_PROCESS_UP_TO * 0.5 / (1 - 1 / workers))
 
 
+def workers_for(device: str, cores: int, cap: int | None = None) -> int:
+    """The workers a run gets when it runs on xdist: the device's count, capped by
+    the manifest's ``RESOURCE_LIMITS.workers``."""
+    workers = default_workers(device, cores)
+    return min(workers, cap) if cap is not None and cap > 0 else workers
+
+
 def choose_workers(
     planned: int, *, device: str, cores: int, cap: int | None = None
 ) -> WorkerChoice:
     """In process for a small selection, else the device's worker count."""
-    workers = default_workers(device, cores)
-    if cap is not None and cap > 0:
-        workers = min(workers, cap)
+    workers = workers_for(device, cores, cap)
     limit = in_process_limit(workers)
     where = f"{cores} core{'s' if cores != 1 else ''}"
     if planned <= limit:
@@ -121,4 +126,5 @@ __all__ = [
     "default_workers",
     "given_workers",
     "in_process_limit",
+    "workers_for",
 ]
