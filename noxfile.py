@@ -98,7 +98,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def bench(session: nox.Session) -> None:
-    """Print the benchmark table (nox -s bench -- store cases ... to pick modules)."""
+    """Print the benchmark table (-- NAME ... picks modules; --levels 1,2,4 adds level 4)."""
     _ensure_env(session)
     session.run(_bin("python"), "bench/run.py", *session.posargs, external=True)
 

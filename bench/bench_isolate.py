@@ -1,12 +1,19 @@
-"""Per-case cost of isolation: in process, warm pool, and one fresh interpreter per case.
+"""Per-case cost of isolation: in process, warm pool, and one fresh interpreter per case;
+and a whole run with ``--isolate all`` against the default.
 
 Two entries: a trivial one (the pure overhead of each way of running a case) and one
 whose module imports torch (what a real backend child pays to start). The warm pool
 should cost about a pipe round trip; a fresh interpreter pays the full import.
+
+The run rows: ``torchcts-run --manifest manifests/cpu.py --validation --op add --op
+mul --level 2 -n 0`` (about 130 cases) with ``--isolate all`` and with the default,
+in turns (A B A B ...), watched from outside: wall and CPU seconds of each and
+their ratios pair by pair (aim: all <= 1.2x default).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -15,7 +22,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from run import BenchRow
+from measure import in_turns, load_average, pair_ratios
+from observe import checkout_like, observe
+from run import BenchRow, spread_row
 from torchcts_isolate import WarmPool, run_isolated
 
 AREA = "isolate"
@@ -55,8 +64,63 @@ def _median_of(run_one: Callable[[int], object], count: int) -> float:
     return statistics.median(times)
 
 
-def rows() -> list[BenchRow]:
-    """Measure each way of running a case; see the module docstring."""
+RUN_ARGS = ["--manifest", "manifests/cpu.py", "--validation", "--op", "add"]
+RUN_ARGS += ["--op", "mul", "--level", "2", "-n", "0", "--quiet"]
+
+
+def rows(options: argparse.Namespace) -> list[BenchRow]:
+    """Measure each way of running a case, then the runs; see the module docstring."""
+    return [*_case_rows(), *run_rows(options.rounds)]
+
+
+def run_rows(rounds: int) -> list[BenchRow]:
+    """``--isolate all`` against the default on one small slice, in turns."""
+    loads = [load_average()]
+    with tempfile.TemporaryDirectory(prefix="torchcts-bench-isolate-") as tmp:
+        workdir = checkout_like(Path(tmp))
+        seen = in_turns(
+            {
+                "all": lambda: observe(
+                    [*RUN_ARGS, "--isolate", "all"], workdir=workdir
+                ),
+                "default": lambda: observe(RUN_ARGS, workdir=workdir),
+            },
+            rounds,
+        )
+    for runs in seen.values():
+        for run in runs:
+            loads += list(run.loads)
+    out = []
+    for name, runs in seen.items():
+        note = f"{runs[-1].cases} cases, exit {runs[-1].exit_code}"
+        walls = [r.wall_s for r in runs]
+        out.append(
+            spread_row(AREA, f"run, {name}: wall", walls, "s", loads=loads, note=note)
+        )
+        cpu = [r.cpu_s for r in runs]
+        out.append(spread_row(AREA, f"run, {name}: CPU", cpu, "s", loads=loads))
+    for what in ("wall_s", "cpu_s"):
+        ratios = pair_ratios(
+            [getattr(r, what) for r in seen["all"]],
+            [getattr(r, what) for r in seen["default"]],
+        )
+        label = what.removesuffix("_s").replace("cpu", "CPU")
+        out.append(
+            spread_row(
+                AREA,
+                f"run, all / default {label}",
+                ratios,
+                "x",
+                loads=loads,
+                aim="<= 1.2x",
+                note="pair by pair",
+            )
+        )
+    return out
+
+
+def _case_rows() -> list[BenchRow]:
+    """Each way of running one case (in process, warm pool, fresh interpreter)."""
     out: list[BenchRow] = []
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "bench_iso_trivial.py").write_text(ENTRIES, encoding="utf-8")

@@ -1,27 +1,83 @@
-"""Run every ``bench/bench_*.py`` module and print one table.
+"""Run the ``bench/bench_*.py`` modules and print one table.
 
-Each module defines ``rows() -> list[BenchRow]``. Benchmarks measure, they never assert:
-speed is a product feature tracked here, not a flaky timed test.
+``python bench/run.py [MODULE ...] [--rounds N] [--levels 1,2,4] [--sizes 60,15,...]``
+(``nox -s bench -- ...``): MODULE names pick modules (``validation`` for
+``bench_validation.py``; all by default); the options go to the modules that take
+them. Each module defines ``rows() -> list[BenchRow]`` or ``rows(options)``.
+Benchmarks measure, they never assert: speed is a product feature tracked here, not
+a flaky timed test. Aims are printed beside the rows they concern, never checked.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import inspect
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from measure import load_text, spread
+
 
 class BenchRow(NamedTuple):
-    """One line of the table: which area, what was measured, the value, and its unit."""
+    """One line of the table: which area, what was measured, the value, and its unit.
+
+    ``shown`` is how the value is printed when it is more than one number (a median
+    with its min-max); ``value`` stays the plain figure.
+    """
 
     area: str
     metric: str
     value: float
     unit: str
     note: str = ""
+    shown: str = ""
+
+
+def spread_row(
+    area: str,
+    metric: str,
+    values: Sequence[float],
+    unit: str,
+    *,
+    loads: Sequence[float],
+    aim: str = "",
+    note: str = "",
+    digits: int = 2,
+) -> BenchRow:
+    """A row of several measurements: median (min-max), the aim, the load seen."""
+    measured = spread(values)
+    notes = [n for n in (note, f"aim {aim}" if aim else "", load_text(loads)) if n]
+    return BenchRow(
+        area, metric, measured.median, unit, "; ".join(notes), measured.text(digits)
+    )
+
+
+def parse(argv: list[str]) -> tuple[set[str], argparse.Namespace]:
+    """Module names and the options the modules read."""
+    parser = argparse.ArgumentParser(prog="bench/run.py")
+    parser.add_argument("modules", nargs="*", help="bench_<NAME>.py to run (all)")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="turns per measurement (default 2)"
+    )
+    parser.add_argument(
+        "--levels",
+        default="1,2",
+        help="validation levels (default 1,2; level 4 takes about 8 minutes a run "
+        "on 2 cores and runs once: --levels 1,2,4)",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="60,15,6,3,1",
+        help="workers crossover: shard counts N of the 15-op slice (1/N of its "
+        "2,966 cases each; default 60,15,6,3,1)",
+    )
+    options = parser.parse_args(argv)
+    return set(options.modules), options
 
 
 def _load(path: Path) -> object:
@@ -36,7 +92,15 @@ def main(argv: list[str]) -> int:
     """Run the selected benchmark modules (all by default) and print the table."""
     here = Path(__file__).parent
     sys.path.insert(0, str(here))
-    wanted = set(argv)
+    wanted, options = parse(argv)
+    known = {p.stem.removeprefix("bench_") for p in here.glob("bench_*.py")}
+    unknown = sorted(wanted - known)
+    if unknown:
+        print(
+            f"bench/run.py: no module bench_{unknown[0]}.py (have: {', '.join(sorted(known))})",
+            file=sys.stderr,
+        )
+        return 2
     rows: list[BenchRow] = []
     failed = False
     for path in sorted(here.glob("bench_*.py")):
@@ -44,7 +108,9 @@ def main(argv: list[str]) -> int:
             continue
         start = time.perf_counter()
         try:
-            rows.extend(_load(path).rows())  # type: ignore[attr-defined]
+            make = _load(path).rows  # type: ignore[attr-defined]
+            takes = len(inspect.signature(make).parameters)
+            rows.extend(make(options) if takes else make())
         except Exception:
             failed = True
             traceback.print_exc()
@@ -52,8 +118,9 @@ def main(argv: list[str]) -> int:
                 BenchRow(path.stem, "FAILED", float("nan"), "", "see traceback")
             )
         print(f"# {path.name}: {time.perf_counter() - start:.1f}s", file=sys.stderr)
-    widths = [max(len(r[i]) for r in [_head(), *map(_cells, rows)]) for i in range(5)]
-    for cells in [_head(), *map(_cells, rows)]:
+    table = [_head(), *map(_cells, rows)]
+    widths = [max(len(r[i]) for r in table) for i in range(5)]
+    for cells in table:
         print(
             "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
         )
@@ -65,7 +132,12 @@ def _head() -> tuple[str, ...]:
 
 
 def _cells(row: BenchRow) -> tuple[str, ...]:
-    value = f"{row.value:.4g}" if isinstance(row.value, float) else str(row.value)
+    if row.shown:
+        value = row.shown
+    elif isinstance(row.value, float):
+        value = f"{row.value:.4g}"
+    else:
+        value = str(row.value)
     return (row.area, row.metric, value, row.unit, row.note)
 
 

@@ -41,6 +41,27 @@ def test_crashed_child_is_replaced(
         assert again.signal == "SIGSEGV" and pool.replaced == 2
 
 
+def test_spare_comes_with_the_first_loss(
+    entry_env: dict[str, str], gone: Callable[[int], bool]
+) -> None:
+    """spares_after_loss=1: one child while none is lost, two from the first loss on
+    (the spare takes the next case), and no third after later losses."""
+    with WarmPool("isolate_entries:echo", env=entry_env, spares_after_loss=1) as pool:
+        first = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        assert first is not None and len(pool.pids()) == 1
+        os.kill(first["pid"], signal.SIGKILL)  # lost while idle
+        assert gone(first["pid"])
+        second = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        assert second is not None and second["pid"] != first["pid"]
+        assert pool.replaced == 1 and len(pool.pids()) == 2
+        spare = next(p for p in pool.pids() if p != second["pid"])
+        os.kill(second["pid"], signal.SIGKILL)
+        assert gone(second["pid"])
+        third = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        assert third is not None and third["pid"] == spare  # the spare, warm already
+        assert pool.replaced == 2 and len(pool.pids()) == 2
+
+
 def test_hung_child_is_replaced_and_next_case_runs(entry_env: dict[str, str]) -> None:
     """A hang in one case does not poison the next one."""
     with WarmPool("isolate_entries:native_hang", env=entry_env) as pool:

@@ -97,6 +97,42 @@ def test_abnormal_end_is_not_success(tmp_path: Path) -> None:
     assert "--resume" in done.stdout
 
 
+def test_workers_left_to_the_work_are_recorded_and_a_crash_is_continued(
+    tmp_path: Path,
+) -> None:
+    """No -n: a small selection runs in process (the header line and the metadata
+    say so and why); a segfault that ends that process is continued at once with
+    --resume on xdist workers, so the run completes with the case crashed and the
+    others run."""
+    from torchcts_schema import Status, load_result
+
+    done = _run(tmp_path, ["ok", "segv", "wrong"])
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "TorchCTS: in process (-n 0): 3 planned case(s)" in out
+    assert "run of 3 planned case(s) ended abnormally (SIGSEGV); continuing" in out
+    assert "--resume on 2 xdist worker(s) (-n 2)" in out
+    artifact = load_result(tmp_path / "results")
+    assert artifact.metadata.completed_normally
+    statuses = {r.op: r.status for r in artifact.results}
+    assert statuses == {
+        "ok": Status.PASSED,
+        "segv": Status.CRASHED,
+        "wrong": Status.FAILED,
+    }
+    workers = artifact.metadata.options["workers"]  # the continuation's
+    assert isinstance(workers, dict)
+    assert (workers["count"], workers["chosen"]) == (2, "given")
+    assert artifact.metadata.resumes == 1
+
+
+def test_an_explicit_n_0_is_not_continued(tmp_path: Path) -> None:
+    """-n 0 given: the crash ends the run abnormally (3), as it always did."""
+    done = _run(tmp_path, ["ok", "segv", "wrong"], "-n", "0")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "continuing with --resume" not in done.stdout
+
+
 def test_backend_that_cannot_be_imported_exits_6(tmp_path: Path) -> None:
     """A run whose backend import fails is never a success: exit 6, saying why."""
     manifest = tmp_path / "m.py"

@@ -49,6 +49,27 @@ def crash_file(pytester: pytest.Pytester, record: CaseRecord) -> dict[str, objec
     return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
+@pytest.mark.parametrize(("isolate", "children"), [("all", 1), ("adaptive", 0)])
+def test_isolate_all_starts_one_child_before_selection(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    isolate: str,
+    children: int,
+) -> None:
+    """--isolate all starts its warm child at session start (it imports while the
+    parent selects), one child and no spare; other modes start none before a case
+    needs one."""
+    write_manifest(pytester, ["ok", "wrong"])
+    log = pytester.path / "children.txt"
+    monkeypatch.setenv("ISOLATECASES_CHILDREN_AT_SELECT", str(log))
+    result = run(pytester, "--isolate", isolate)
+    assert result.ret == 1, result.stdout.str()
+    assert log.read_text(encoding="utf-8") == str(children)
+    assert {r.isolation for r in by_op(pytester).values()} == {
+        isolate if isolate == "all" else "none"
+    }
+
+
 def test_isolate_all_survives_every_crash(pytester: pytest.Pytester) -> None:
     """--isolate=all without xdist: each crash is crashed with its kind and evidence,
     a case past the memory limit fails alone, every other case keeps its status, and

@@ -15,7 +15,7 @@ from torchcts_runner.classify import (
     classify_timeout,
     classify_verdict,
 )
-from torchcts_runner.cli import build_pytest_args, default_workers
+from torchcts_runner.cli import build_pytest_args
 from torchcts_runner.crash_evidence import read_evidence, timeout_marker_path
 from torchcts_runner.progress import Progress
 from torchcts_runner.runlog import SLOTS, WIDTH, RunLog, read_runlog
@@ -161,16 +161,15 @@ def test_crash_evidence_kinds(tmp_path: Path) -> None:
     assert crash.kind is CrashKind.WORKER_LOST
 
 
-def test_cli_arguments_default_workers_and_restart_limit() -> None:
-    """One worker on an accelerator, cores on host devices; restarts effectively unlimited."""
-    assert default_workers("cuda", 16) == 1
-    assert default_workers("simdev", 2) == 2
-    args = build_pytest_args(
-        Path("m.py"), "simdev", None, "results", True, ["-k", "add"]
-    )
-    assert args[args.index("-n") + 1] == str(default_workers("simdev"))
+def test_cli_arguments_leave_workers_to_the_work_and_restart_limit() -> None:
+    """No -n: pytest gets -n auto (the plugin chooses); an explicit -n is passed as
+    given; restarts effectively unlimited."""
+    args = build_pytest_args(Path("m.py"), None, "results", True, ["-k", "add"])
+    assert args[args.index("-n") + 1] == "auto"
     assert args[args.index("--max-worker-restart") + 1] == "1000000"
     assert args[-2:] == ["-k", "add"] and "--torchcts-quiet" in args
+    given = build_pytest_args(Path("m.py"), "3", "results", False, [])
+    assert given[given.index("-n") + 1] == "3"
 
 
 def test_importing_the_plugin_loads_only_option_registration() -> None:

@@ -43,7 +43,11 @@ class _Channel:
         self._lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, allow_nan=True) + "\n").encode("utf-8")
+        self.send_text(json.dumps(message, allow_nan=True))
+
+    def send_text(self, text: str) -> None:
+        """Send one message already encoded as a JSON object (no newline in it)."""
+        data = (text + "\n").encode("utf-8")
         with self._lock:
             view = memoryview(data)
             while view:
@@ -186,7 +190,9 @@ def _run_one(
         return
     _reap_descendants()
     _flush(sys.stdout, sys.stderr)
-    channel.send({"t": "done", "n": number, "result": json.loads(text)})
+    # the result is encoded once, above (a value JSON cannot carry fails the case
+    # there); the message wraps that text instead of decoding and encoding it again
+    channel.send_text(f'{{"t": "done", "n": {int(number)}, "result": {text}}}')
 
 
 def _descendants(pid: int) -> list[int]:

@@ -47,7 +47,11 @@ class WarmPool:
     """Children that already imported ``entry``'s module, waiting for payloads.
 
     ``size`` children are kept started; the parent uses one at a time, so any beyond
-    the first are spares that take over the moment a child is lost. ``recycle_after``
+    the first are spares that take over the moment a child is lost. A spare costs a
+    whole interpreter start (torch, the backend, the case catalogue: seconds of CPU)
+    that a run which never loses a child pays for nothing, so ``spares_after_loss``
+    adds spares only once the first child is lost: crashes come in runs (the rest of
+    a crashing op is isolated), and from then on each loss is covered. ``recycle_after``
     retires a healthy child after that many cases (for backends that leak state), and
     ``retire`` retires one whose returned result it says spoiled the process (a device
     the case left unusable): the next payload goes to a child that never saw it.
@@ -65,6 +69,7 @@ class WarmPool:
         entry: str,
         *,
         size: int = 1,
+        spares_after_loss: int = 0,
         env: dict[str, str] | None = None,
         memory_mb: int | None = None,
         recycle_after: int | None = None,
@@ -75,8 +80,13 @@ class WarmPool:
     ) -> None:
         if size < 1:
             raise ValueError(f"WarmPool size must be at least 1, not {size}")
+        if spares_after_loss < 0:
+            raise ValueError(
+                f"WarmPool spares_after_loss must be >= 0, not {spares_after_loss}"
+            )
         self.entry = entry
         self.size = size
+        self._spares_after_loss = spares_after_loss
         self.env = dict(env or {})
         self.memory_mb = memory_mb
         self.recycle_after = recycle_after
@@ -115,7 +125,8 @@ class WarmPool:
         recycle = self.recycle_after is not None and child.cases >= self.recycle_after
         if not healthy or recycle:
             self._children.remove(child)
-            self.replaced += 0 if healthy else 1
+            if not healthy:
+                self._lost()
             self._fill()  # the replacement imports while the caller records this case
             child.close(graceful=healthy)
         return outcome
@@ -140,9 +151,15 @@ class WarmPool:
         for child in [c for c in self._children if c.proc.poll() is not None]:
             self._children.remove(child)
             child.close(graceful=False)
-            self.replaced += 1
+            self._lost()
         self._fill()
         return self._children[0]
+
+    def _lost(self) -> None:
+        """Count a lost child; the first loss brings the spares (see the class)."""
+        self.replaced += 1
+        self.size += self._spares_after_loss
+        self._spares_after_loss = 0
 
     def _fill(self) -> None:
         while len(self._children) < self.size:

@@ -39,6 +39,8 @@ def file_size(path: Path) -> int:
 
 def read_from(path: Path, offset: int, limit: int = TAIL_BYTES) -> str:
     """The last ``limit`` bytes written to ``path`` after ``offset``, as text."""
+    if file_size(path) <= offset:
+        return ""  # nothing new (the usual case after each case): no open, no read
     try:
         with open(path, "rb") as fh:
             end = fh.seek(0, os.SEEK_END)

@@ -40,13 +40,26 @@ class BackgroundPlan:
         """Is a plan being computed in the background?"""
         return self._thread is not None
 
+    def now(self) -> CasePlan:
+        """Compute the plan in this thread, once (the workers are chosen from it);
+        `start` then only writes it."""
+        if self._planned is None:
+            self._planned = self._compute()
+        return self._planned
+
+    @property
+    def ready(self) -> CasePlan | None:
+        """The plan `now` computed, if it was asked for."""
+        return self._planned
+
     def start(self) -> None:
         """Compute the plan in a thread and write it (or its error) for the workers."""
         path = self.path
 
         def work() -> None:
             try:
-                self._planned = self._compute()
+                if self._planned is None:
+                    self._planned = self._compute()
                 write_plan(path, self._planned.to_run)
             except BaseException as exc:  # re-raised by `result`, in the main thread
                 self._error = exc

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchcts_schema import (
     JUNIT_SUFFIX,
@@ -32,10 +32,12 @@ from torchcts_schema import (
 )
 
 from torchcts_runner import __version__
+from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.device_families import ACCELERATORS
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_summary import report_words, run_summary, summary_text
+from torchcts_runner.worker_choice import IN_PROCESS_UP_TO, available_cores, workers_for
 
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 NOT_PASSED = ("failed", "error", "unsupported", "crashed")
@@ -53,24 +55,7 @@ EXIT_CODES = {
 }
 
 
-RERUN_IN_PROCESS_MAX = 16
-
-
-def default_workers(device: str, cores: int | None = None) -> int:
-    """One worker per accelerator process; one per core for host-CPU devices.
-
-    A single worker still runs in its own process, so a crash cannot take the run.
-    """
-    if device in ACCELERATORS:
-        return 1
-    return max(1, min(cores or os.cpu_count() or 1, 8))
-
-
-def few_node_ids(args: list[str]) -> bool:
-    """Do the pytest arguments name a handful of cases (a rerun)? Such a run
-    executes in process: starting xdist workers would cost more than the cases."""
-    nodes = [a for a in args if a.startswith(NODE_PREFIX)]
-    return 0 < len(nodes) <= RERUN_IN_PROCESS_MAX
+AUTO_WORKERS = "auto"  # pytest-xdist's -n auto: the plugin chooses by the work
 
 
 def _epilog() -> str:
@@ -163,8 +148,11 @@ def _parser() -> argparse.ArgumentParser:
         "--numprocesses",
         dest="workers",
         default=None,
-        help="xdist workers (default: 1 on an accelerator, cores otherwise, none for "
-        f"a rerun of up to {RERUN_IN_PROCESS_MAX} node ids; 0: no xdist)",
+        help="xdist workers; 0: none, the cases run in process (default: chosen by "
+        f"the work: in process up to about {IN_PROCESS_UP_TO} planned cases on 2 "
+        "cores, else 1 on an accelerator and one per core otherwise, at most the "
+        "manifest's RESOURCE_LIMITS.workers; the run's header line says which and "
+        "why)",
     )
     add("--quiet", action="store_true", help="plain progress lines (CI logs)")
     add(
@@ -195,15 +183,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def build_pytest_args(
     manifest: Path,
-    device: str,
     workers: str | None,
     results: str,
     quiet: bool,
     passthrough: list[str],
 ) -> list[str]:
-    """The pytest command line of a device run."""
-    if workers is None:
-        workers = str(default_workers(device))
+    """The pytest command line of a device run (`workers` None: chosen by the work)."""
     args = [
         "--torchcts-manifest",
         str(manifest),
@@ -221,7 +206,7 @@ def build_pytest_args(
         "-p",
         "no:unraisableexception",  # five gc.collect() passes over torch's heap at exit
         "-n",
-        workers,
+        workers or AUTO_WORKERS,
         "--max-worker-restart",
         "1000000",
     ]
@@ -256,13 +241,15 @@ def _selection_args(options: argparse.Namespace) -> list[str]:
     return out
 
 
-def _manifest_facts(path: Path) -> tuple[str, int | None]:
-    """The device and the manifest's worker count (RESOURCE_LIMITS.workers)."""
+def _xdist_workers(path: Path) -> int:
+    """The workers a run of this manifest gets on xdist (what a crashed in-process
+    run continues on); reading the manifest here also makes a bad one a line
+    before pytest starts."""
     from torchcts_schema import load_manifest
 
     manifest = load_manifest(path)
-    workers = manifest.resource_limits.get("workers")
-    return manifest.device, int(workers) if workers else None
+    cap = manifest.resource_limits.get("workers")
+    return workers_for(manifest.device, available_cores(), int(cap) if cap else None)
 
 
 def _usage(message: str) -> int:
@@ -285,7 +272,11 @@ def main(argv: list[str] | None = None) -> int:
         prepared = _prepare(options, passthrough)
         if isinstance(prepared, int):
             return prepared
-        return run_pytest(prepared[0], fail_on=prepared[1])
+        return run_pytest(
+            prepared.args,
+            fail_on=prepared.fail_on,
+            continue_on=prepared.continue_on,
+        )
     # stdout carries the JSON object alone; every human line goes to stderr
     status: dict[str, object] | None = None
     error: list[str] = []
@@ -294,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(prepared, int):
             code = prepared
         else:
-            pytest_code, status = run_child(prepared[0], stdout=STDERR_FD)
-            code = judge(pytest_code, status, prepared[1])
+            pytest_code, status = run_child(
+                prepared.args, stdout=STDERR_FD, continue_on=prepared.continue_on
+            )
+            code = judge(pytest_code, status, prepared.fail_on)
     summary = run_summary(
         code,
         status,
@@ -308,13 +301,23 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+class Prepared(NamedTuple):
+    """What `main` runs: pytest's arguments, the statuses that fail the run, and
+    the workers an in-process run that dies continues on (None: not continued)."""
+
+    args: list[str]
+    fail_on: set[str]
+    continue_on: int | None
+
+
 def _prepare(
     options: argparse.Namespace,
     passthrough: list[str],
     *,
     errors: list[str] | None = None,
-) -> tuple[list[str], set[str]] | int:
-    """The pytest arguments and fail-on statuses, or the usage exit status."""
+) -> Prepared | int:
+    """The pytest arguments, fail-on statuses and continuation workers, or the
+    usage exit status."""
 
     def usage(message: str) -> int:
         if errors is not None:
@@ -334,27 +337,24 @@ def _prepare(
     if not manifest.is_file():
         return usage(f"manifest {manifest} does not exist")
     try:
-        device, manifest_workers = _manifest_facts(manifest)
+        workers = _xdist_workers(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback
         return usage(str(exc))
     fail_on = {s.strip() for s in options.fail_on.split(",") if s.strip()}
     unknown = fail_on - {*NOT_PASSED, "passed", "not_run", "skipped"}
     if unknown:
         return usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
-    workers = options.workers
-    if workers is None and few_node_ids(passthrough):
-        workers = "0"  # a rerun: starting workers would cost more than the cases
-    if workers is None and manifest_workers is not None:
-        workers = str(manifest_workers)
     args = build_pytest_args(
         manifest,
-        device,
-        workers,
+        options.workers,
         options.results,
         options.quiet,
         [*_selection_args(options), *passthrough],
     )
-    return args, set() if options.no_fail else fail_on
+    chosen_by_work = options.workers in (None, AUTO_WORKERS)
+    return Prepared(
+        args, set() if options.no_fail else fail_on, workers if chosen_by_work else None
+    )
 
 
 def _user_command(argv: list[str]) -> str:
@@ -364,7 +364,12 @@ def _user_command(argv: list[str]) -> str:
     return shlex.join([tool_command("torchcts-run", tool_prefix_at()), *words])
 
 
-def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
+def run_pytest(
+    args: list[str],
+    *,
+    fail_on: set[str] | None = None,
+    continue_on: int | None = None,
+) -> int:
     """Run pytest in a child process and judge how the run ended.
 
     A child, because a hang that holds the GIL can only be ended by faulthandler's
@@ -374,29 +379,51 @@ def run_pytest(args: list[str], *, fail_on: set[str] | None = None) -> int:
     only waits for it, passes a SIGTERM on, and reports.
     """
     fail_on = set(NOT_PASSED) if fail_on is None else fail_on
-    code, status = run_child(args)
+    code, status = run_child(args, continue_on=continue_on)
     return judge(code, status, fail_on)
 
 
 def run_child(
-    args: list[str], *, stdout: int | None = None
+    args: list[str], *, stdout: int | None = None, continue_on: int | None = None
 ) -> tuple[int, dict[str, object] | None]:
     """pytest's exit code and the plugin's status file (None: no session end).
 
     `stdout` is a file descriptor for the child's stdout (``--json`` gives stderr's).
+    With `continue_on` (the workers were left to the work), a run that died in
+    process is continued once, with ``--resume`` on that many xdist workers
+    (`continuation` says when).
     """
     with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
         status_file = Path(tmp) / "status.json"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *args,
-            "--torchcts-status-file",
-            str(status_file),
-        ]
-        code = _call_through_signals(command, stdout=stdout)
-        return code, _read_status(status_file)
+        while True:
+            status_file.unlink(missing_ok=True)
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *args,
+                "--torchcts-status-file",
+                str(status_file),
+            ]
+            code = _call_through_signals(command, stdout=stdout)
+            status = _read_status(status_file)
+            if status is None or status.get("ended") is not False:
+                return code, status
+            why = continuation(code, status, continue_on) if continue_on else None
+            if why is None:
+                return code, None  # the session did not end
+            print(f"torchcts-run: {why}", flush=True)
+            args = on_workers(args, str(continue_on))
+            args = args if "--resume" in args else [*args, "--resume"]
+            continue_on = None  # an explicit -n now: never continued again
+
+
+def on_workers(args: list[str], workers: str) -> list[str]:
+    """`args` with pytest's ``-n`` value replaced by `workers`."""
+    out = list(args)
+    where = out.index("-n")
+    out[where + 1] = workers
+    return out
 
 
 def _call_through_signals(command: list[str], *, stdout: int | None = None) -> int:

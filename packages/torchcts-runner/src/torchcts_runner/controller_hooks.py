@@ -58,11 +58,17 @@ from torchcts_runner.resume import (
     ResumeFindings,
     inspect_previous,
 )
-from torchcts_runner.run_end import signal_label, summary_lines, write_status
+from torchcts_runner.run_end import (
+    signal_label,
+    summary_lines,
+    write_start_status,
+    write_status,
+)
 from torchcts_runner.run_writer import FinishSummary, ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
+from torchcts_runner.worker_choice import WorkerChoice
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
 
 
@@ -98,6 +104,7 @@ class ControllerRole:
         self.summary_lines: list[str] = []
         self._accounted = False
         self.background = BackgroundPlan(self._compute_plan)
+        self.workers: WorkerChoice | None = None  # how the cases run, and why
         self.probes: ProbePhase | None = None
         self.backend_unusable = False  # the import or device probe failed
         self.write_error: ArtifactWriteError | None = None  # the disk is full
@@ -164,6 +171,11 @@ class ControllerRole:
             return self.background.result()
         return self._compute_plan()
 
+    def note_workers(self, choice: WorkerChoice) -> None:
+        """Record how this run executes its cases (metadata, header line)."""
+        self.workers = choice
+        self.controller.metadata.options["workers"] = choice.to_dict()
+
     def _compute_plan(self) -> CasePlan:
         try:
             recheck = recheck_for(self.settings)
@@ -198,6 +210,9 @@ class ControllerRole:
             pytest.exit(f"TorchCTS: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
         if prior is not None:
             self.handling.apply_findings(self._findings, prior)
+        status_file = self.config.getoption("torchcts_status_file")
+        if status_file and self.workers is not None:
+            write_start_status(Path(status_file), self.workers.to_dict())
         self.handling.publish()
         install_interrupt_handlers()
         self.probes = start_probes(
@@ -255,6 +270,8 @@ class ControllerRole:
         watch_progress(self.config, self.progress, ticking=ticking, terminal=terminal)
         if self.controller.previous_journal_note:
             self._write(f"TorchCTS: {self.controller.previous_journal_note}\n")
+        if self.workers is not None:
+            self._write(f"TorchCTS: {self.workers.why}\n")
         yield
 
     def account_collected(self, node_ids: Iterable[str]) -> None:
@@ -500,6 +517,7 @@ class ControllerRole:
                 backend_unusable=self.backend_unusable,
                 write_error=str(self.write_error) if self.write_error else None,
                 run_key=self.run_key,
+                workers=self.workers.to_dict() if self.workers else None,
             )
 
     @pytest.hookimpl

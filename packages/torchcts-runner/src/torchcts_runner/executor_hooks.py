@@ -75,6 +75,7 @@ class ExecutorRole:
         done: Callable[[], frozenset[str]],
         on_hard_timeout: HardTimeoutHook | None = None,
         plan_file: Path | None = None,
+        plan: CasePlan | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -82,6 +83,7 @@ class ExecutorRole:
         self.done = done
         self.worker = worker_id(config)
         self.plan: CasePlan | None = None
+        self._given_plan = plan  # selected already (the workers were chosen from it)
         self.plan_file = plan_file
         self._on_hard_timeout = on_hard_timeout
         self.scratch = scratch_dir(settings.results_dir, run_key)
@@ -148,6 +150,8 @@ class ExecutorRole:
         """
         if self.plan_file is not None:
             return self._plan_from_controller(self.plan_file)
+        if self._given_plan is not None:
+            return self._given_plan
         try:
             source = load_case_source(self.settings.case_source)
             recheck = recheck_for(self.settings)
@@ -178,6 +182,13 @@ class ExecutorRole:
         if callable(warm):
             with contextlib.suppress(Exception):  # the case itself reports problems
                 warm(specs)
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """With ``--isolate all`` every case runs in the warm pool: start its child
+        now, so its imports overlap selection, collection and the probes."""
+        if self.settings.isolate == "all" and not self.config.option.collectonly:
+            self.policy.start_pool()
 
     @pytest.hookimpl
     def pytest_collection(self, session: pytest.Session) -> bool:

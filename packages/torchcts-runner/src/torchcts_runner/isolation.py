@@ -71,7 +71,10 @@ from torchcts_runner.timeouts import grace_for
 
 CHILD_ENTRY = "torchcts_runner.child_entry:run_case"
 WARM_ENTRY = "torchcts_runner.child_entry:warm_child"
-POOL_SIZE = 2  # one spare: a crash costs the next isolated case only the handoff
+# one child, plus a spare once a child is lost: a run that never crashes pays for one
+# interpreter start, and from the first crash on a crash costs the next isolated case
+# only the handoff
+SPARES_AFTER_LOSS = 1
 
 
 class IsolationPolicy:
@@ -174,12 +177,27 @@ class IsolationPolicy:
         if mode == "none":
             raise ValueError(f"{spec.case_id} runs in process (mode_for says 'none')")
         if self._pool is None:
-            self._pool = self._new_pool(spec.case_id, POOL_SIZE, retire=self._spoiled)
+            self.start_pool(spec.case_id)
+        assert self._pool is not None
         record = self._run_in(self._pool, spec, payload, mode)
         if probe_failed(record) and not self.device_unusable:
             record, found = settle(record, lambda: self.run_fresh(spec, payload))
             self.device_unusable = found is Finding.UNUSABLE
         return record
+
+    def start_pool(self, warm_case: str | None = None) -> None:
+        """Start the run's warm pool now, if it is not started yet.
+
+        Its child imports torch, the backend and the case catalogue in the
+        background; an executor that knows it will isolate (``--isolate all``) calls
+        this at session start, so that import overlaps its own start-up (selection,
+        collection, probes) instead of delaying the first case. `warm_case` (a case
+        id) also builds that case's inputs during the warm-up.
+        """
+        if self._pool is None:
+            self._pool = self._new_pool(
+                warm_case, 1, retire=self._spoiled, spares=SPARES_AFTER_LOSS
+            )
 
     def run_fresh(self, spec: CaseSpec, payload: dict[str, Any]) -> CaseRecord:
         """Run `spec` in a child started for it (warmed, but it ran no case before),
@@ -302,9 +320,10 @@ class IsolationPolicy:
 
     def _new_pool(
         self,
-        warm_case: str,
+        warm_case: str | None,
         size: int,
         retire: Callable[[Any], bool] | None = None,
+        spares: int = 0,
     ) -> WarmPool:
         """A warm pool (the run's, started at its first isolated case, or a one-off);
         its children warm up on that case's inputs (CPU only), so lazy imports such
@@ -319,11 +338,12 @@ class IsolationPolicy:
         warm = {
             "manifest": str(self.options.get("manifest")),
             "case_source": source,
-            "case_id": warm_case,
+            **({"case_id": warm_case} if warm_case else {}),
         }
         return WarmPool(
             CHILD_ENTRY,
             size=size,
+            spares_after_loss=spares,
             memory_mb=int(memory) if memory else None,
             retire=retire,
             preload=preload,

@@ -33,6 +33,16 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.maxworkerrestart = MAX_WORKER_RESTART
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: as many workers as the planned cases call for (`auto_workers`)."""
+    if not config.getoption("torchcts_manifest", None):
+        return None  # not a TorchCTS run: xdist's own count
+    from torchcts_runner.auto_workers import choose
+
+    return choose(config)
+
+
 def _xdist_controls(config: pytest.Config) -> bool:
     dist = getattr(config.option, "dist", "no")
     return dist != "no" and not config.getoption("collectonly")
@@ -43,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the roles this process plays."""
     if not config.getoption("torchcts_manifest", None):
         return  # inert: nothing below is imported unless asked for
-    from torchcts_runner.controller_hooks import ControllerRole
+    from torchcts_runner.auto_workers import controller_for
     from torchcts_runner.executor_hooks import ExecutorRole
     from torchcts_runner.settings import resolve_settings
     from torchcts_runner.xdist_hooks import XdistControllerHooks
@@ -62,7 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
         config.pluginmanager.register(executor, "torchcts-executor")
         return
-    controller = ControllerRole(config, settings)
+    controller = controller_for(config, settings)
     config.pluginmanager.register(controller, "torchcts-controller")
     if _xdist_controls(config):
         config.pluginmanager.register(
@@ -76,6 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
         controller.run_key,
         lambda: controller.done,
         controller.hard_timeout,
+        plan=controller.background.ready,
     )
     controller.local_executor = executor
     config.pluginmanager.register(executor, "torchcts-executor")

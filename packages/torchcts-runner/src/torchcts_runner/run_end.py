@@ -75,9 +75,12 @@ def write_status(
     backend_unusable: bool,
     write_error: str | None,
     run_key: str | None = None,
+    workers: dict[str, object] | None = None,
 ) -> None:
     """The facts `torchcts-run` turns into its exit status (README: exit status)."""
     status = {
+        "ended": True,
+        "workers": workers,
         "run_key": run_key,
         "report": str(done.report) if done is not None else None,
         "reports": [str(p) for p in done.reports] if done is not None else [],
@@ -93,4 +96,17 @@ def write_status(
     write_atomic(path, json.dumps(status))
 
 
-__all__ = ["shown", "signal_label", "summary_lines", "write_status"]
+def write_start_status(path: Path, workers: dict[str, object]) -> None:
+    """Before the first case: the executing processes chosen, in the status file
+    the session's end replaces. A file still saying ``"ended": false`` afterwards
+    tells `torchcts-run` the session died, and how it was running its cases."""
+    write_atomic(path, json.dumps({"ended": False, "workers": workers}))
+
+
+__all__ = [
+    "shown",
+    "signal_label",
+    "summary_lines",
+    "write_start_status",
+    "write_status",
+]
