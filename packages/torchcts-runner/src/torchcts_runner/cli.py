@@ -34,7 +34,6 @@ from torchcts_schema import (
 from torchcts_runner import __version__
 from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
-from torchcts_runner.device_families import ACCELERATORS
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_summary import report_words, run_summary, summary_text
 from torchcts_runner.worker_choice import IN_PROCESS_UP_TO, available_cores, workers_for

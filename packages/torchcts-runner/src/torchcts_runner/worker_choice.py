@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-ACCELERATORS = ("cuda", "mps", "xpu")
+from torchcts_runner.device_families import ACCELERATORS
+
 MAX_WORKERS = 8
 # planned cases that still run in process when two workers could run them
 IN_PROCESS_UP_TO = 5000
@@ -118,7 +119,6 @@ def given_workers(count: int | None) -> WorkerChoice:
 
 
 __all__ = [
-    "ACCELERATORS",
     "IN_PROCESS_UP_TO",
     "WorkerChoice",
     "available_cores",
