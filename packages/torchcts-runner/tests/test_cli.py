@@ -193,3 +193,26 @@ def test_resume_command_is_the_users_own_plus_resume() -> None:
         "torchcts-run --manifest m.py --resume"
     )
     assert resume_command("torchcts-run --resume") == "torchcts-run --resume"
+
+
+def test_printed_command_keeps_a_route_to_paths_outside_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command a crashed or interrupted run prints must work pasted where the run
+    started: a manifest outside the working directory is reached with ``..`` (not cut
+    to its bare name), and ``--opt=/abs`` is never kept absolute."""
+    from torchcts_runner.cli import _user_command
+
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    command = _user_command(
+        ["--manifest", str(tmp_path / "elsewhere" / "m.py"),
+         f"--results={tmp_path / 'elsewhere' / 'r'}", "torchcts::opinfo/add/forward"]
+    )  # fmt: skip
+    assert command.split()[-4:] == [
+        "--manifest", "../elsewhere/m.py", "--results=../elsewhere/r",
+        "torchcts::opinfo/add/forward",
+    ]  # fmt: skip
+    assert str(tmp_path) not in command

@@ -357,9 +357,21 @@ def _prepare(
 
 
 def _user_command(argv: list[str]) -> str:
-    from torchcts_runner.metadata import shareable_path
+    """What the user typed, with every path as `usable_path` writes it: printed as
+    the command that continues a run, so it must work pasted where the run started
+    (a manifest outside the working directory keeps its ``..`` or ``~/`` route), and
+    kept in the run's metadata, so never absolute (``--opt=/abs/path`` included)."""
+    from torchcts_runner.metadata import usable_path
 
-    words = [shareable_path(a) if os.sep in a else a for a in argv]
+    def word(arg: str) -> str:
+        if os.sep not in arg:
+            return arg
+        name, eq, value = arg.partition("=")
+        if eq and name.startswith("--"):
+            return f"{name}={usable_path(value)}"
+        return usable_path(arg)
+
+    words = [word(a) for a in argv]
     return shlex.join([tool_command("torchcts-run", tool_prefix_at()), *words])
 
 
