@@ -3,12 +3,10 @@ ones, with a mismatch that says where CPU has the non-finite values."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torchcts_simdev
-from torchcts_cases import get_case, prepare
+from suite_faults_helpers import clean_simdev, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_schema import Manifest, load_manifest
 
 FLUSH = {"op": "aten::maximum.out", "fault": "flush_nonfinite", "note": "fast-math"}
@@ -25,26 +23,11 @@ def manifest(tmp_path: Path) -> Manifest:
     return load_manifest(path)
 
 
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _verdict(case_id: str, manifest: Manifest, rules: list[object]) -> str | None:
+def _verdict(
+    case_id: str, manifest: Manifest, rules: list[dict[str, object]]
+) -> str | None:
     """None when the case passes on simdev under `rules`, else its mismatch."""
-    case = prepare(get_case(case_id), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "test", "rules": rules})
-    try:
-        observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    verdict = case.judge(expected, observed)
-    return None if verdict.ok else verdict.mismatch or "?"
+    return simdev_mismatch(case_id, manifest, *rules) or None
 
 
 @pytest.mark.parametrize("sample", range(4))

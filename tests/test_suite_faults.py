@@ -9,14 +9,13 @@ the expectation is the CPU run (eager CPU for compile).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torchcts_simdev
+from suite_faults_helpers import clean_simdev, simdev_manifest, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_cases import get_case, prepare
 from torchcts_cases.suites import all_hand_cases
-from torchcts_schema import CAPABILITY_NAMES, Manifest, load_manifest
+from torchcts_schema import Manifest
 
 NEW_SUITES = ("autograd", "training", "workloads", "compile")
 NOT_ON_SIMDEV = {
@@ -30,34 +29,8 @@ NOT_ON_SIMDEV = {
 
 @pytest.fixture
 def manifest(tmp_path: Path) -> Manifest:
-    """A simdev manifest claiming every capability, in float32 and float64."""
-    path = tmp_path / "m.py"
-    path.write_text(
-        f'DEVICE = "simdev"\nCAPABILITIES = {list(CAPABILITY_NAMES)!r}\n'
-        'DTYPES = {"float32": True, "float64": True, "bfloat16": True}\n'
-    )
-    return load_manifest(path)
-
-
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _mismatch(case_id: str, manifest: Manifest, rule: dict[str, object]) -> str:
-    """The judged mismatch of `case_id` on simdev under one fault rule ('' if none)."""
-    case = prepare(get_case(case_id), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "test", "rules": [rule]})
-    try:
-        observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    return case.judge(expected, observed).mismatch or ""
+    """A simdev manifest claiming every capability, in float32, float64, bfloat16."""
+    return simdev_manifest(tmp_path, ("float32", "float64", "bfloat16"))
 
 
 CLEAN_CASES = sorted(
@@ -77,7 +50,7 @@ def test_clean_simdev_passes_the_new_suites(case_id: str, manifest: Manifest) ->
 
 def test_wrong_backward_kernel_fails_gradcheck(manifest: Manifest) -> None:
     """A wrong tanh backward fails gradcheck on the device and the gradient check."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "autograd/gradcheck/check/float64/-",
         manifest,
         {"op": "aten::tanh_backward*", "fault": "wrong_values", "magnitude": "large"},
@@ -88,7 +61,7 @@ def test_wrong_backward_kernel_fails_gradcheck(manifest: Manifest) -> None:
 
 def test_wrong_optimizer_update_fails_adam(manifest: Manifest) -> None:
     """A wrong addcdiv_ (Adam's update of the weights) fails adam_steps, naming Adam."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "training/adam_steps/check/-/-",
         manifest,
         {"op": "aten::addcdiv.out", "inplace": True, "fault": "wrong_values"},
@@ -100,7 +73,7 @@ def test_wrong_optimizer_update_fails_adam(manifest: Manifest) -> None:
 
 def test_dropped_momentum_update_fails_sgd(manifest: Manifest) -> None:
     """An in-place update that is dropped (momentum buffers never move) fails SGD."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "training/sgd_steps/check/-/-",
         manifest,
         {"op": "aten::add.out", "inplace": True, "fault": "drop_inplace"},
@@ -111,7 +84,7 @@ def test_dropped_momentum_update_fails_sgd(manifest: Manifest) -> None:
 def test_wrong_mask_handling_fails_sdpa_masks(manifest: Manifest) -> None:
     """A wrong bool-mask conversion (attention's where(mask, 0, -inf)) fails the
     masked attention case at the bool mask."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "workloads/sdpa_masks/check/-/-",
         manifest,
         {"op": "aten::where.self*", "fault": "wrong_values", "magnitude": "large"},
@@ -122,7 +95,7 @@ def test_wrong_mask_handling_fails_sdpa_masks(manifest: Manifest) -> None:
 
 def test_wrong_lstm_cell_fails_the_recurrent_workload(manifest: Manifest) -> None:
     """A wrong fused LSTM cell fails the embedding + LSTM/GRU case at the output."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "workloads/embedding_lstm_gru/check/-/-",
         manifest,
         {"op": "aten::_thnn_fused_lstm_cell", "fault": "wrong_values"},
@@ -140,7 +113,7 @@ def test_pin_memory_raises_not_implemented_on_simdev(manifest: Manifest) -> None
 def test_wrong_add_in_a_compiled_graph_fails_its_graph(manifest: Manifest) -> None:
     """A wrong add kernel, called by the aot_eager graph of OpInfo add, fails the
     compiled add graph at its first sample, with the values that differ."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "compile/graph_add/check/-/-",
         manifest,
         {"op": "aten::add*", "dtype": "float32", "fault": "wrong_values"},
@@ -154,7 +127,7 @@ def test_wrong_backward_in_a_compiled_model_fails_its_gradients(
 ) -> None:
     """A wrong gelu backward, run by the MLP's compiled backward graph, fails the
     compiled MLP at the input gradient; its output (forward only) was right."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "compile/mlp/check/-/-",
         manifest,
         {"op": "aten::gelu_backward*", "fault": "wrong_values", "magnitude": "large"},
@@ -167,7 +140,7 @@ def test_wrong_kernel_after_a_graph_break_fails_the_resumed_branch(
 ) -> None:
     """A wrong cos, run only by the frame that resumes after the .item() graph
     break, fails that branch of the graph-break case."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "compile/graph_break/check/-/-",
         manifest,
         {"op": "aten::cos*", "fault": "wrong_values"},

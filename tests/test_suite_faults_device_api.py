@@ -4,11 +4,10 @@ the ones it leaves out are not_run with the reason, which the tests here pin."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torchcts_simdev
+from suite_faults_helpers import clean_simdev, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_cases import Selection, get_case, prepare, select_cases
 from torchcts_cases.suites import all_hand_cases
 from torchcts_schema import Manifest, NotRunReason, load_manifest
@@ -39,31 +38,10 @@ def manifest() -> Manifest:
     return load_manifest(ROOT / "manifests" / "simdev.py")
 
 
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _mismatch(case_id: str, manifest: Manifest, *rules: dict[str, object]) -> str:
-    """The judged mismatch of `case_id` on simdev under `rules` ('' if it passed)."""
-    case = prepare(get_case(case_id), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "test", "rules": list(rules)})
-    try:
-        observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    return case.judge(expected, observed).mismatch or ""
-
-
 @pytest.mark.parametrize("case_id", CLAIMED)
 def test_clean_simdev_passes_device_api(case_id: str, manifest: Manifest) -> None:
     """module_basics, synchronize and current_device pass on the clean simdev."""
-    assert _mismatch(case_id, manifest) == ""
+    assert simdev_mismatch(case_id, manifest) == ""
 
 
 def test_unclaimed_cases_are_not_run_with_their_reason(manifest: Manifest) -> None:
@@ -84,7 +62,7 @@ def test_unclaimed_cases_are_not_run_with_their_reason(manifest: Manifest) -> No
 def test_phantom_device_fails_module_basics(manifest: Manifest) -> None:
     """A device_count() that counts a device that is not there fails module_basics
     at counted_devices_work, saying where the tensor landed."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "device_api/module_basics/check/-/-",
         manifest,
         {"op": "simdev::device_count", "fault": "phantom_device"},
@@ -97,7 +75,7 @@ def test_phantom_device_fails_module_basics(manifest: Manifest) -> None:
 
 def test_wrong_kernel_after_synchronize_fails_it(manifest: Manifest) -> None:
     """synchronize's values are judged against CPU: a wrong mm fails the product."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "device_api/synchronize/check/-/-",
         manifest,
         {"op": "aten::mm*", "fault": "wrong_values"},

@@ -9,15 +9,14 @@ its uint64 sort. The expectation is the CPU run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
-import torchcts_simdev
+from suite_faults_helpers import clean_simdev, simdev_manifest, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_cases import get_case, prepare
 from torchcts_cases.suites import all_hand_cases
-from torchcts_schema import CAPABILITY_NAMES, Manifest, load_manifest
+from torchcts_schema import Manifest
 
 DTYPES = ("complex64", "complex128", "uint16", "uint32", "uint64")
 DTYPES += ("float8_e4m3fn", "float8_e5m2")
@@ -32,34 +31,7 @@ NOT_ON_SIMDEV = {
 @pytest.fixture
 def manifest(tmp_path: Path) -> Manifest:
     """A simdev manifest claiming every capability and the suite's dtypes."""
-    path = tmp_path / "m.py"
-    dtypes = {name: True for name in ("float32", *DTYPES)}
-    path.write_text(
-        f'DEVICE = "simdev"\nCAPABILITIES = {list(CAPABILITY_NAMES)!r}\n'
-        f"DTYPES = {dtypes!r}\n"
-    )
-    return load_manifest(path)
-
-
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _mismatch(case_id: str, manifest: Manifest, rule: dict[str, object]) -> str:
-    """The judged mismatch of `case_id` on simdev under one fault rule ('' if none)."""
-    case = prepare(get_case(case_id), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "test", "rules": [rule]})
-    try:
-        observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    return case.judge(expected, observed).mismatch or ""
+    return simdev_manifest(tmp_path, ("float32", *DTYPES))
 
 
 CLEAN_CASES = sorted(
@@ -90,7 +62,7 @@ def test_wrong_float8_rounding_fails_float8_casts(
     """A float64 -> float8 cast one step off fails float8_casts at from_float64 (its
     float32 casts, judged first, pass): 448 became 416 in e4m3fn, 57344 49152 in
     e5m2."""
-    found = _mismatch(
+    found = simdev_mismatch(
         f"dtypes/float8_casts/check/{dtype}/-",
         manifest,
         {"op": "aten::_to_copy", "dtype": "float64", "fault": "wrong_values"},
@@ -102,7 +74,7 @@ def test_wrong_float8_rounding_fails_float8_casts(
 def test_wrong_conj_fails_complex_conj(manifest: Manifest) -> None:
     """A wrong conj_physical fails complex_conj there; the lazy conjugate and its
     resolution (another path: the conj bit and copy_) pass before it."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "dtypes/complex_conj/check/complex128/-",
         manifest,
         {
@@ -117,7 +89,7 @@ def test_wrong_conj_fails_complex_conj(manifest: Manifest) -> None:
 
 def test_wrong_uint64_sort_fails_unsigned_compare(manifest: Manifest) -> None:
     """A wrong uint64 sort fails unsigned_compare at the sorted values, off by one."""
-    found = _mismatch(
+    found = simdev_mismatch(
         "dtypes/unsigned_compare/check/uint64/-",
         manifest,
         {"op": "aten::sort.values_stable", "dtype": "uint64", "fault": "wrong_values"},

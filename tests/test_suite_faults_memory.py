@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torchcts_simdev
 from e2e_env import without_torchcts_env
-from torchcts_cases import get_case, prepare
+from suite_faults_helpers import clean_simdev, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_cases.suites import all_hand_cases
-from torchcts_isolate import memory_limit
 from torchcts_schema import Manifest, Status, load_manifest, load_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +27,13 @@ CLAIMED = sorted(
     for cid, c in all_hand_cases().items()
     if c.suite == "memory" and c.level < 7  # level 7 holds 2 GiB for ~25 s
 )
+
+
+def _capped(case_id: str, manifest: Manifest, *rules: dict[str, object]) -> str:
+    """simdev_mismatch under the manifest's memory_mb cap, as the runner applies it."""
+    return simdev_mismatch(case_id, manifest, *rules, memory_capped=True)
+
+
 UNCOUNTED_FREE = {"op": "simdev::memory_allocated", "fault": "uncounted_free"}
 
 
@@ -37,28 +41,6 @@ UNCOUNTED_FREE = {"op": "simdev::memory_allocated", "fault": "uncounted_free"}
 def manifest() -> Manifest:
     """manifests/simdev.py: it claims memory, memory_stats and oom, memory_mb 4096."""
     return load_manifest(ROOT / "manifests" / "simdev.py")
-
-
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _mismatch(case_id: str, manifest: Manifest, *rules: dict[str, object]) -> str:
-    """The judged mismatch of `case_id` on simdev under `rules` ('' if it passed)."""
-    case = prepare(get_case(case_id), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "test", "rules": list(rules)})
-    try:
-        with memory_limit(int(manifest.resource_limits["memory_mb"])):
-            observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    return case.judge(expected, observed).mismatch or ""
 
 
 def test_the_simdev_manifest_claims_the_memory_suite(manifest: Manifest) -> None:
@@ -71,13 +53,13 @@ def test_the_simdev_manifest_claims_the_memory_suite(manifest: Manifest) -> None
 @pytest.mark.parametrize("case_id", CLAIMED)
 def test_clean_simdev_passes_the_memory_suite(case_id: str, manifest: Manifest) -> None:
     """Without faults simdev's statistics, OOM and large tensors are right."""
-    assert _mismatch(case_id, manifest) == ""
+    assert _capped(case_id, manifest) == ""
 
 
 def test_uncounted_free_fails_only_memory_allocated_tracks(manifest: Manifest) -> None:
     """Statistics that miss frees fail memory_allocated_tracks, naming the bytes
     still counted; the peak and empty_cache cases cannot see it and pass."""
-    found = {cid: _mismatch(cid, manifest, UNCOUNTED_FREE) for cid in CLAIMED}
+    found = {cid: _capped(cid, manifest, UNCOUNTED_FREE) for cid in CLAIMED}
     assert found.pop("memory/memory_allocated_tracks/check/-/-") == (
         "memory_allocated_tracks.counts_free: expected bool True, got str "
         "'memory_allocated still 4194304 above its start after the 4194304-byte "
@@ -91,7 +73,7 @@ def test_allocator_error_instead_of_oom_fails_out_of_memory(
 ) -> None:
     """An allocator that fails a huge request with a plain device error, not
     torch.OutOfMemoryError, fails out_of_memory, naming the size and the error."""
-    found = _mismatch(
+    found = _capped(
         "memory/out_of_memory/check/-/-",
         manifest,
         {"op": "aten::empty.memory_format", "dtype": "uint8", "fault": "runtime_error"},

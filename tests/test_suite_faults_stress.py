@@ -10,14 +10,13 @@ a 300-op chain. The expectation is the CPU run of the same check.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torchcts_simdev
+from suite_faults_helpers import clean_simdev, simdev_manifest, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_cases import get_case, prepare
 from torchcts_cases.suites import all_hand_cases
-from torchcts_schema import CAPABILITY_NAMES, Manifest, load_manifest
+from torchcts_schema import Manifest
 
 STRESS_CASES = sorted(cid for cid, c in all_hand_cases().items() if c.suite == "stress")
 
@@ -26,33 +25,7 @@ STRESS_CASES = sorted(cid for cid, c in all_hand_cases().items() if c.suite == "
 def manifest(tmp_path: Path) -> Manifest:
     """A simdev manifest claiming every capability, with no memory_mb (the large
     case's tensor is then 64 MiB)."""
-    path = tmp_path / "m.py"
-    path.write_text(
-        f'DEVICE = "simdev"\nCAPABILITIES = {list(CAPABILITY_NAMES)!r}\n'
-        'DTYPES = {"float32": True, "float64": True}\n'
-    )
-    return load_manifest(path)
-
-
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _mismatch(name: str, manifest: Manifest, rule: dict[str, object]) -> str:
-    """The judged mismatch of stress case `name` on simdev under one fault rule."""
-    case = prepare(get_case(f"stress/{name}/check/-/-"), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "stress", "rules": [rule]})
-    try:
-        observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    return case.judge(expected, observed).mismatch or ""
+    return simdev_manifest(tmp_path, ("float32", "float64"))
 
 
 @pytest.mark.parametrize("case_id", STRESS_CASES)
@@ -69,8 +42,8 @@ def test_uninitialised_empty_inner_matmul_fails_zero_size_matmul(
     """A matmul whose inner dimension is empty must be all zeros: one that leaves
     its output off fails at that product, and not at the empty-rows product before
     it (whose output has no elements to be wrong)."""
-    found = _mismatch(
-        "zero_size_matmul_cat",
+    found = simdev_mismatch(
+        "stress/zero_size_matmul_cat/check/-/-",
         manifest,
         {"op": "aten::mm*", "max_numel": 0, "fault": "wrong_values"},
     )
@@ -84,8 +57,8 @@ def test_wrong_sum_of_an_empty_tensor_fails_zero_size_reductions(
     manifest: Manifest,
 ) -> None:
     """A sum over no elements that does not start from 0 fails the first sum."""
-    found = _mismatch(
-        "zero_size_reductions",
+    found = simdev_mismatch(
+        "stress/zero_size_reductions/check/-/-",
         manifest,
         {"op": "aten::sum*", "max_numel": 0, "fault": "wrong_values"},
     )
@@ -95,8 +68,8 @@ def test_wrong_sum_of_an_empty_tensor_fails_zero_size_reductions(
 def test_elementwise_wrong_only_at_rank_20_fails_that_rank(manifest: Manifest) -> None:
     """A mul kernel wrong only for rank-20 inputs (an index calculator with too few
     dims) passes ranks 8, 10 and 12 and fails rank 20's first product."""
-    found = _mismatch(
-        "high_rank_elementwise",
+    found = simdev_mismatch(
+        "stress/high_rank_elementwise/check/-/-",
         manifest,
         {"op": "aten::mul*", "ndim": 20, "fault": "wrong_values"},
     )
@@ -110,8 +83,8 @@ def test_reduction_reading_expanded_input_as_dense_fails_expanded_strides(
 ) -> None:
     """A sum wrong only when its input has a stride-0 dim fails the expanded case at
     its first sum; the clone and contiguous copies before it pass."""
-    found = _mismatch(
-        "expanded_strides",
+    found = simdev_mismatch(
+        "stress/expanded_strides/check/-/-",
         manifest,
         {"op": "aten::sum*", "expanded": True, "fault": "wrong_values"},
     )
@@ -124,8 +97,8 @@ def test_wrong_kernel_past_a_million_elements_fails_large_numel(
     """An in-place add wrong only on inputs of 2**20 elements or more (a 32-bit
     index past its range, on a real device) fails the large tensor's maximum: 25
     where every element was computed right gives 20."""
-    found = _mismatch(
-        "large_numel",
+    found = simdev_mismatch(
+        "stress/large_numel/check/-/-",
         manifest,
         {
             "op": "aten::add.out",
@@ -143,8 +116,8 @@ def test_wrong_op_deep_in_the_float_chain_fails_its_first_checkpoint(
 ) -> None:
     """A wrong atan (run every 15th op of 300) fails the float32 chain at its first
     checkpoint, under the chain's documented 1e-4 tolerance."""
-    found = _mismatch(
-        "long_op_chain",
+    found = simdev_mismatch(
+        "stress/long_op_chain/check/-/-",
         manifest,
         {"op": "aten::atan*", "fault": "wrong_values", "magnitude": "large"},
     )
@@ -154,8 +127,8 @@ def test_wrong_op_deep_in_the_float_chain_fails_its_first_checkpoint(
 def test_off_by_one_int_op_fails_the_exact_int_chain(manifest: Manifest) -> None:
     """An xor off by one fails the int64 chain (compared exactly) at its first
     checkpoint, while the float32 chain, which has no xor, passes."""
-    found = _mismatch(
-        "long_op_chain",
+    found = simdev_mismatch(
+        "stress/long_op_chain/check/-/-",
         manifest,
         {"op": "aten::bitwise_xor*", "dtype": "int64", "fault": "wrong_values"},
     )
