@@ -4,9 +4,7 @@ limits reach the checks, and broken properties fail naming the numbers seen."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from torchcts_schema import CAPABILITY_NAMES, Manifest, load_manifest
 REPO = Path(__file__).resolve().parents[3]
 SUITES = ("memory", "device_api")
 MakeManifest = Callable[..., Manifest]
+RunRepros = Callable[[Manifest, Sequence[str]], list[str]]  # conftest.run_repros
 CPU_CASES = sorted(
     cid
     for cid, c in all_hand_cases().items()
@@ -120,25 +119,13 @@ def test_broken_statistics_fail_with_the_numbers(
     assert "max_memory_allocated 0 right after reset_peak_memory_stats" in mismatch
 
 
-def test_repro_scripts_of_the_device_suites_run_standalone(tmp_path: Path) -> None:
+def test_repro_scripts_of_the_device_suites_run_standalone(
+    tmp_path: Path, run_repros: RunRepros
+) -> None:
     """A repro carries the limits and shared helpers as stand-ins: on CPU it imports
     torch only and does not reproduce."""
     (tmp_path / "m.py").write_text('DEVICE = "cpu"\nDEVICE_COUNT = 1\n')
     manifest = load_manifest(tmp_path / "m.py")
     ids = ["device_api/module_basics/check/-/-", "device_api/generator_state/check/-/-"]
-    scripts = []
-    for n, case_id in enumerate(ids):
-        source = prepare(get_case(case_id), manifest).repro_source("cpu", None, {})
-        assert "torchcts" not in source.replace(f"TorchCTS case {case_id}", "")
+    for source in run_repros(manifest, ids):
         assert "return RunLimits(1, None)" in source
-        scripts.append(tmp_path / f"repro{n}.py")
-        scripts[-1].write_text(source)
-    runner = "import runpy, sys\nfor p in sys.argv[1:]:\n    runpy.run_path(p, run_name='__main__')"
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", runner, *map(str, scripts)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert done.stdout.count("the failure did not reproduce") == len(ids)

@@ -5,20 +5,18 @@ test_suites.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 import torch
-from torchcts_cases import Selection, get_case, prepare, select_cases
+from torchcts_cases import Selection, select_cases
 from torchcts_cases.compare import compare
 from torchcts_cases.suites.base import exact
 from torchcts_schema import CAPABILITY_NAMES, Manifest, NotRunReason
 
 MakeManifest = Callable[..., Manifest]
+RunRepros = Callable[[Manifest, Sequence[str]], list[str]]  # conftest.run_repros
 U16, U64 = torch.uint16, torch.uint64
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 
@@ -132,23 +130,8 @@ REPRO_CASES = (
 
 
 def test_repro_scripts_run_standalone(
-    tmp_path: Path, make_manifest: MakeManifest
+    make_manifest: MakeManifest, run_repros: RunRepros
 ) -> None:
     """dtypes repros carry exact()'s source: with torch alone each reruns its case
     on CPU and finds nothing to reproduce."""
-    manifest = make_manifest(CAPABILITIES=list(CAPABILITY_NAMES))
-    scripts = []
-    for n, case_id in enumerate(REPRO_CASES):
-        source = prepare(get_case(case_id), manifest).repro_source("cpu", None, {})
-        scripts.append(tmp_path / f"repro{n}.py")
-        scripts[-1].write_text(source)
-    # one interpreter for all (torch imports once); -I ignores PYTHONPATH
-    runner = "import runpy, sys\nfor p in sys.argv[1:]:\n    runpy.run_path(p)"
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", runner, *map(str, scripts)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert done.stdout.count("the failure did not reproduce") == len(REPRO_CASES)
+    run_repros(make_manifest(CAPABILITIES=list(CAPABILITY_NAMES)), REPRO_CASES)

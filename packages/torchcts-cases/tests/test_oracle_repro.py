@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,9 @@ from torchcts_cases import (
     prepare,
     write_oracle_failure,
 )
-from torchcts_schema import load_manifest
+from torchcts_schema import Manifest, load_manifest
+
+RunRepros = Callable[[Manifest, Sequence[str]], list[str]]  # conftest.run_repros
 
 
 def test_oracle_failure_is_one_json_line_per_call(tmp_path: Path) -> None:
@@ -58,28 +59,12 @@ REPRO_CASES = (
 )  # device_mismatch cases need a second device: on CPU alone they mean nothing
 
 
-def test_repro_scripts_run_standalone(tmp_path: Path) -> None:
+def test_repro_scripts_run_standalone(tmp_path: Path, run_repros: RunRepros) -> None:
     """Repro scripts import torch only, rerun their case on the device and judge it
     against CPU: on CPU itself every one matches and exits 0."""
     manifest_path = tmp_path / "m.py"
     manifest_path.write_text('DEVICE = "cpu"\n')
-    manifest = load_manifest(manifest_path)
-    scripts = []
-    for n, case_id in enumerate(REPRO_CASES):
-        source = prepare(get_case(case_id), manifest).repro_source("cpu", None, {})
-        assert "torchcts" not in source.replace(f"TorchCTS case {case_id}", "")
-        scripts.append(tmp_path / f"repro{n}.py")
-        scripts[-1].write_text(source)
-    # one interpreter runs every script (torch imports once); -I ignores PYTHONPATH
-    runner = "import runpy, sys\nfor p in sys.argv[1:]:\n    runpy.run_path(p, run_name='__main__')"
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", runner, *map(str, scripts)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert done.stdout.count("the failure did not reproduce") == len(REPRO_CASES)
+    run_repros(load_manifest(manifest_path), REPRO_CASES)
 
 
 def test_large_inputs_replay_by_seed(tmp_path: Path) -> None:
