@@ -332,16 +332,14 @@ class LoggingAdapter(DeviceAdapter):
         self.calls.append(f"pin {index}")
 
 
-def _execute(
-    adapter: DeviceAdapter, tmp_path: Path, op: str = "ok", worker: str = "main"
-) -> Any:
-    source = load_case_source("fakecases")
+def _context(adapter: DeviceAdapter, tmp_path: Path, worker: str) -> CaseContext:
+    """One case context on the fake case source, with `adapter` as the device's."""
     manifest = Manifest(
         path=tmp_path / "m.py", digest="", device="cpu", backend_name="fake"
     )
-    ctx = CaseContext(
+    return CaseContext(
         manifest=manifest,
-        source=source,
+        source=load_case_source("fakecases"),
         device="cpu",
         results_dir=tmp_path,
         run_key="k",
@@ -349,7 +347,18 @@ def _execute(
         probe_after=False,
         adapter=adapter,
     )
-    return execute_case(source.get_case(f"fake/{op}/forward/float32/0"), ctx)
+
+
+def _execute(
+    adapter: DeviceAdapter,
+    tmp_path: Path,
+    op: str = "ok",
+    worker: str = "main",
+    sample: int = 0,
+    ctx: CaseContext | None = None,
+) -> Any:
+    ctx = ctx or _context(adapter, tmp_path, worker)
+    return execute_case(ctx.source.get_case(f"fake/{op}/forward/float32/{sample}"), ctx)
 
 
 def test_execute_case_synchronizes_before_judging(tmp_path: Path) -> None:
@@ -380,22 +389,9 @@ def test_a_pinned_worker_records_its_device_index(tmp_path: Path) -> None:
     """gw5 among 2 devices runs on index 1, pinned once, and its records say so;
     a run without xdist pins nothing and records nothing."""
     adapter = LoggingAdapter(count=2)
-    source = load_case_source("fakecases")
-    manifest = Manifest(
-        path=tmp_path / "m.py", digest="", device="cpu", backend_name="fake"
-    )
-    ctx = CaseContext(
-        manifest=manifest,
-        source=source,
-        device="cpu",
-        results_dir=tmp_path,
-        run_key="k",
-        worker="gw5",
-        probe_after=False,
-        adapter=adapter,
-    )
+    ctx = _context(adapter, tmp_path, "gw5")
     for sample in (0, 1):
-        record = execute_case(source.get_case(f"fake/ok/forward/float32/{sample}"), ctx)
+        record = _execute(adapter, tmp_path, sample=sample, ctx=ctx)
         assert record.extra["device_index"] == 1
     assert adapter.calls.count("pin 1") == 1
     assert "device_index" not in _execute(LoggingAdapter(count=2), tmp_path).extra
