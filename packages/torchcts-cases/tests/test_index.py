@@ -68,9 +68,19 @@ def test_cold_build_is_written_and_reused(builds: list[str]) -> None:
                                                         "nonfinite_samples": [2, 1]}}}),
         json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
                     "shard": "float32", "ops": {"add": {**FAKE["add"], "nonfinite_not_valid": 7}}}),
+        json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
+                    "shard": "float32", "ops": {"add": {**FAKE["add"], "counts": {"forward": 3},
+                                                        "edge_samples": {"forward": [1, 3]}}}}),
+        json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
+                    "shard": "float32", "ops": {"add": {**FAKE["add"], "counts": {"forward": 3},
+                                                        "edge_samples": {"forward": [2, 1]}}}}),
+        json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION, "torch": "@T",
+                    "shard": "float32", "ops": {"add": {**FAKE["add"], "counts": {"forward": 3},
+                                                        "edge_samples": {"method": [1]}}}}),
     ],
     ids=["garbage", "empty", "other-torch", "negative-count", "wrong-shard", "not-object",
-         "nonfinite-map-out-of-range", "nonfinite-map-unordered", "nonfinite-reason-not-text"],
+         "nonfinite-map-out-of-range", "nonfinite-map-unordered", "nonfinite-reason-not-text",
+         "edges-out-of-range", "edges-unordered", "edges-unknown-pass"],
 )  # fmt: skip
 def test_corrupt_or_foreign_cache_is_rebuilt(builds: list[str], content: str) -> None:
     """A cache file that does not parse or does not match its key is never trusted."""
@@ -82,6 +92,23 @@ def test_corrupt_or_foreign_cache_is_rebuilt(builds: list[str], content: str) ->
     assert index.shard("float32") == FAKE
     assert builds == ["float32"]
     assert json.loads(path.read_text())["ops"] == FAKE
+
+
+def test_a_well_formed_cache_with_edge_samples_is_read_not_rebuilt(
+    builds: list[str],
+) -> None:
+    """Edge samples of both passes (1 and 2 of 3 forward, 1 of 2 backward) are valid:
+    the shard is read as written, with no build."""
+    import torch
+
+    ops = {"add": {**FAKE["add"], "counts": {"forward": 3, "backward": 2},
+                   "edge_samples": {"forward": [1, 2], "backward": [1]}}}  # fmt: skip
+    path = index.index_dir() / "float32.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"format": "torchcts-case-index", "version": index.INDEX_VERSION,
+                                "torch": torch.__version__, "shard": "float32", "ops": ops}))  # fmt: skip
+    assert index.shard("float32") == ops
+    assert builds == []
 
 
 def test_unknown_shard_is_refused(builds: list[str]) -> None:

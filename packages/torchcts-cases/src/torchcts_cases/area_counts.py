@@ -11,7 +11,7 @@ from collections import Counter
 
 from torchcts_schema import DTYPE_NAMES
 
-from torchcts_cases.catalog import OPINFO_SUITE, opinfo_groups
+from torchcts_cases.catalog import OPINFO_SUITE, opinfo_groups, primitive_edges
 from torchcts_cases.levels import opinfo_level
 from torchcts_cases.suites import all_hand_cases
 
@@ -23,10 +23,12 @@ def area_level_counts() -> dict[str, Counter[int]]:
     out: dict[str, Counter[int]] = {OPINFO_SUITE: Counter()}
     opinfo = out[OPINFO_SUITE]
     for dtype in (*DTYPE_NAMES, None):
-        for _op, entry, variant, count in opinfo_groups(dtype):
+        for op, entry, variant, count in opinfo_groups(dtype):
             family = entry["family"]
+            edges = primitive_edges(op, entry, variant)
             for sample in range(count):
-                opinfo[opinfo_level(family, variant, dtype, sample)] += 1
+                level = opinfo_level(family, variant, dtype, sample, sample in edges)
+                opinfo[level] += 1
     for case in all_hand_cases().values():
         assert case.spec is not None
         out.setdefault(case.suite, Counter())[case.spec.level] += 1

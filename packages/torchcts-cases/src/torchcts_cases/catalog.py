@@ -7,13 +7,13 @@ fresh worker or child process does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from typing import Any
 
 from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_case_id
 
 from torchcts_cases import index
-from torchcts_cases.levels import opinfo_level
+from torchcts_cases.levels import is_primitive, opinfo_level
 from torchcts_cases.spec import CaseSpec
 
 OPINFO_SUITE = "opinfo"
@@ -74,6 +74,7 @@ def group_specs(
     source = group_source(entry, variant)
     family = entry["family"]
     surfaces = tuple(entry.get("surfaces", ()))
+    edges = primitive_edges(op, entry, variant)
     for sample in samples:
         yield CaseSpec(
             f"{prefix}{sample}",
@@ -82,11 +83,22 @@ def group_specs(
             variant,
             dtype,
             sample,
-            opinfo_level(family, variant, dtype, sample),
+            opinfo_level(family, variant, dtype, sample, sample in edges),
             source,
             variant,
             surfaces,
         )
+
+
+def primitive_edges(op: str, entry: dict[str, Any], variant: str) -> Container[int]:
+    """The samples of one group that are a primitive op's level-1 samples: sample 0
+    and the edge samples of its pass (every error input); none for other ops."""
+    if not is_primitive(op):
+        return ()
+    if variant == "error_inputs":
+        return range(entry["counts"].get("error_inputs", 0))
+    stream = "backward" if variant == "backward" else "forward"
+    return frozenset([0, *entry.get(index.EDGE_SAMPLES, {}).get(stream, ())])
 
 
 def opinfo_entry(spec: CaseSpec) -> dict[str, Any]:

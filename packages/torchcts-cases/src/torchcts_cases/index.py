@@ -28,7 +28,7 @@ import torch
 from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 
 INDEX_FORMAT = "torchcts-case-index"
-INDEX_VERSION = 4  # 4: the nonfinite variant's counts, sample map and validity
+INDEX_VERSION = 5  # 5: edge samples; 4: the nonfinite variant's counts, sample map
 ERRORS_SHARD = "error_inputs"
 OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 # nonfinite case N is built from forward sample entry[NONFINITE_SAMPLES][N]; absent
@@ -36,6 +36,9 @@ OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 NONFINITE_SAMPLES = "nonfinite_samples"
 # why CPU cannot judge an op's nonfinite cases in this dtype (not_run, selection)
 NONFINITE_NOT_VALID = "nonfinite_not_valid"
+# {"forward": [i, ...], "backward": [j, ...]}: each pass's edge samples other than
+# sample 0 (`torchcts_cases.edge_samples`); absent when there are none
+EDGE_SAMPLES = "edge_samples"
 _MEMO: dict[str, dict[str, Any]] = {}
 
 
@@ -113,6 +116,7 @@ def _valid_entry(entry: Any) -> bool:
         and entry.get("source")
         in ("cpu_reference", "reviewed_reference", "legal_output", "property")
         and _valid_sample_map(entry)
+        and _valid_edges(entry)
         and isinstance(entry.get(NONFINITE_NOT_VALID, ""), str)
     )
 
@@ -130,6 +134,24 @@ def _valid_sample_map(entry: dict[str, Any]) -> bool:
         and all(0 <= a < b for a, b in itertools.pairwise(samples))
         and all(0 <= n < forward for n in samples)
     )
+
+
+def _valid_edges(entry: dict[str, Any]) -> bool:
+    """Edge samples are increasing indices of samples the pass has."""
+    edges = entry.get(EDGE_SAMPLES, {})
+    if not isinstance(edges, dict):
+        return False
+    for stream, samples in edges.items():
+        count = entry["counts"].get(stream, 0)
+        if not (
+            stream in ("forward", "backward")
+            and isinstance(samples, list)
+            and all(type(n) is int for n in samples)
+            and all(a < b for a, b in itertools.pairwise([0, *samples]))
+            and all(n < count for n in samples)
+        ):
+            return False
+    return True
 
 
 def _build(name: str) -> dict[str, dict[str, Any]]:
@@ -151,6 +173,8 @@ def _build(name: str) -> dict[str, dict[str, Any]]:
                 extra[NONFINITE_SAMPLES] = samples
             if counted.nonfinite_not_valid:
                 extra[NONFINITE_NOT_VALID] = counted.nonfinite_not_valid
+            if counted.edges:
+                extra[EDGE_SAMPLES] = counted.edges
         if counts or problem or name == OPS_SHARD:
             facts = opinfo_source.describe(op)
             entries[segment] = {**facts, "counts": counts, "problem": problem, **extra}

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from torchcts_cases.edge_samples import EdgeFinder
 from torchcts_cases.levels import op_family
 from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
 from torchcts_cases.sample_stream import (
@@ -149,6 +150,8 @@ class Counted(NamedTuple):
     nonfinite_samples: list[int]
     # why CPU cannot judge the nonfinite cases in this dtype (`nonfinite_not_valid`)
     nonfinite_not_valid: str | None = None
+    # the edge samples of the forward and the backward pass (`edge_samples`)
+    edges: dict[str, list[int]] | None = None
 
 
 def variant_counts(op: Any, dtype: torch.dtype) -> Counted:
@@ -161,11 +164,13 @@ def variant_counts(op: Any, dtype: torch.dtype) -> Counted:
     if dtype not in op.supported_dtypes("cpu"):
         return Counted({}, None, [])
     nonfinite: list[int] = []
+    forward_edges, backward_edges = EdgeFinder(), EdgeFinder()
     count = 0
     try:
         for sample in _samples(op, dtype, requires_grad=False):
             if has_targets(sample):
                 nonfinite.append(count)
+            forward_edges.see(count, sample)
             count += 1
     except Exception as exc:  # an OpInfo bug on this torch: report, never hide
         return Counted({}, f"{type(exc).__name__}: {exc}"[:300], [])
@@ -177,14 +182,21 @@ def variant_counts(op: Any, dtype: torch.dtype) -> Counted:
         counts["inplace"] = count
     if op.supports_out and count and _returns_tensors(op, dtype):
         counts["out"] = count
+    edges = {"forward": forward_edges.samples()}
     if op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):
         # requires_grad samples can differ in number from the plain ones
         try:
-            counts["backward"] = sum(1 for _ in _samples(op, dtype, requires_grad=True))
+            backward = 0
+            for sample in _samples(op, dtype, requires_grad=True):
+                backward_edges.see(backward, sample)
+                backward += 1
+            counts["backward"] = backward
+            edges["backward"] = backward_edges.samples()
         except Exception as exc:
             problem = f"backward samples: {type(exc).__name__}: {exc}"[:300]
-            return Counted(_nonzero(counts), problem, nonfinite, not_valid)
-    return Counted(_nonzero(counts), None, nonfinite, not_valid)
+            return Counted(_nonzero(counts), problem, nonfinite, not_valid, edges)
+    edges = {k: v for k, v in edges.items() if v}
+    return Counted(_nonzero(counts), None, nonfinite, not_valid, edges)
 
 
 def _nonzero(counts: dict[str, int]) -> dict[str, int]:

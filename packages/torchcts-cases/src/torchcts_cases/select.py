@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any
 
 from torchcts_schema import (
@@ -39,6 +39,7 @@ from torchcts_cases.catalog import (
     group_source,
     group_specs,
     opinfo_groups,
+    primitive_edges,
 )
 from torchcts_cases.levels import opinfo_level
 from torchcts_cases.not_run import GroupRecords, Reason, not_run_record
@@ -92,7 +93,13 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
         for op, entry, variant, count in opinfo_groups(dtype):
             name = str(entry.get("name", op))
             found, declines = rules.decide(
-                out, OPINFO_SUITE, op, name, dtype, variant, _Samples(entry, count)
+                out,
+                OPINFO_SUITE,
+                op,
+                name,
+                dtype,
+                variant,
+                _Samples(entry, count, primitive_edges(op, entry, variant)),
             )
             if found is None:
                 found = _not_valid(entry, variant)
@@ -125,15 +132,19 @@ def _not_valid(entry: dict[str, Any], variant: str) -> Reason | None:
 class _Samples:
     """The samples of one OpInfo group, counted at the selected level on demand."""
 
-    def __init__(self, entry: dict[str, Any], count: int) -> None:
+    def __init__(
+        self, entry: dict[str, Any], count: int, edges: Container[int]
+    ) -> None:
         self.entry = entry
         self.count = count
+        self.edges = edges  # the group's level-1 samples of a primitive op
 
     def in_level(self, rules: _Rules, variant: str, dtype: str | None) -> int:
         """How many samples the level and the sample limit leave in the run."""
         family = self.entry["family"]
         return sum(
-            rules.opinfo_reason(n, _level(family, variant, dtype, n)) is None
+            rules.opinfo_reason(n, _level(family, variant, dtype, n, n in self.edges))
+            is None
             for n in range(self.count)
         )
 
@@ -163,8 +174,9 @@ def _place_group(
         OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
     )
     runnable: list[int] = []
+    edges = primitive_edges(op, entry, variant)
     for sample in range(count):
-        level = _level(family, variant, dtype, sample)
+        level = _level(family, variant, dtype, sample, sample in edges)
         reason = found or rules.opinfo_reason(sample, level)
         if reason is None:
             runnable.append(sample)
