@@ -190,3 +190,40 @@ def test_only_devices_with_a_backend_fallback_are_watched(
     with warnings.catch_warnings(record=True), watch_fallbacks("cpu") as watch:
         warnings.warn(MPS_WORDING, UserWarning, stacklevel=1)
     assert watch.overloads == ()
+
+
+BACKWARD_RAISES = """
+import torch, torchcts_simdev
+from torchcts_cases import watch_fallbacks
+torchcts_simdev.configure({"name": "t", "rules": [
+    {"op": "aten::where.self", "fault": "not_implemented"},
+    {"op": "aten::mul.out", "fault": "cpu_fallback"}]})
+x = torch.randn(3).to("simdev").requires_grad_()
+with watch_fallbacks("simdev") as watch:
+    loss = torch.clamp(x, -0.5, 0.5).sum()  # clamp's backward calls where.self
+    try:
+        torch.autograd.grad(loss, [x])
+    except NotImplementedError as exc:
+        print("raised:", str(exc)[:40])
+    (x * 2).sum().backward()  # the engine still runs, and the mode is back after it
+    (x * 3).sum()
+print("fell back:", watch.overloads)
+"""
+
+
+def test_a_kernel_raising_in_a_backward_pass_is_an_exception_not_an_abort() -> None:
+    """simdev's autograd thread inherits dispatch modes; an exception raised through
+    the watch's mode there ended the process (SIGABRT). Under the watch it now
+    arrives as the kernel's exception, and forward fallbacks are still seen."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", BACKWARD_RAISES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "raised: Could not run 'aten::where.self'" in done.stdout
+    assert "fell back: ('aten::mul.out',)" in done.stdout

@@ -19,6 +19,14 @@ PyTorch makes this observable in two ways, and a case's device run watches both:
   even when the CPU kernel then raised; a dispatcher route counts only one that
   returned (an error fallback computes nothing).
 
+The dispatch mode stays off the device's autograd threads: a backward pass of device
+tensors runs on the engine's thread for that device, which inherits the caller's
+dispatch modes, and an exception raised through a Python mode there ends the process
+(``terminate called without an active exception``: a backend kernel that raises in a
+backward pass, such as a missing kernel, became a crash of the whole run). While the
+engine runs, the watch's mode is taken off the stack (`_mode_off_in_backward`); a
+backward kernel's fallback is then seen only through its warning.
+
 Devices without a backend fallback (CUDA, ROCm, CPU) cannot fall back: the watch
 does nothing there and costs nothing. The meta device is left out (its fallback is
 no CPU fallback, and a meta run has no values).
@@ -29,8 +37,10 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
+from collections.abc import Iterator
 from functools import cache
 from types import TracebackType
+from typing import Any
 
 import torch
 
@@ -110,6 +120,7 @@ class FallbackWatch:
         self._catcher = None
         self._caught: list[warnings.WarningMessage] = []
         self._warn_always = False
+        self._backward: contextlib.AbstractContextManager[None] | None = None
 
     def __enter__(self) -> FallbackWatch:
         if self._key is None:
@@ -126,6 +137,8 @@ class FallbackWatch:
         self._warn_always = torch.is_warn_always_enabled()
         torch.set_warn_always(True)
         self._recorder.__enter__()  # type: ignore[no-untyped-call]
+        self._backward = _mode_off_in_backward(self._recorder)
+        self._backward.__enter__()
         return self
 
     def __exit__(
@@ -137,6 +150,8 @@ class FallbackWatch:
         if self._recorder is None or self._catcher is None:
             return
         try:
+            if self._backward is not None:
+                self._backward.__exit__(kind, exc, tb)
             self._recorder.__exit__(kind, exc, tb)  # type: ignore[no-untyped-call]
         finally:
             torch.set_warn_always(self._warn_always)
@@ -151,6 +166,33 @@ class FallbackWatch:
             # here: the fallback is accounted for in the record instead
             with contextlib.suppress(Exception):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@contextlib.contextmanager
+def _mode_off_in_backward(mode: RouteRecorder) -> Iterator[None]:
+    """While the block runs, every autograd engine call (``backward``, ``grad``)
+    runs with `mode` off the dispatch-mode stack when it is the innermost mode (the
+    module docstring says why); a mode entered after it (a compiler's tracing)
+    keeps the stack as it is."""
+    import torch.autograd as autograd
+    from torch.utils._python_dispatch import (
+        _get_current_dispatch_mode,
+        _pop_mode_temporarily,
+    )
+
+    original = autograd._engine_run_backward
+
+    def run_backward(*args: Any, **kwargs: Any) -> Any:
+        if _get_current_dispatch_mode() is not mode:
+            return original(*args, **kwargs)
+        with _pop_mode_temporarily():
+            return original(*args, **kwargs)
+
+    autograd._engine_run_backward = run_backward
+    try:
+        yield
+    finally:
+        autograd._engine_run_backward = original
 
 
 def watch_fallbacks(device: str) -> FallbackWatch:
