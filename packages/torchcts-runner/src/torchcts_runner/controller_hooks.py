@@ -44,6 +44,7 @@ from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.device_environment import prepare_environment
 from torchcts_runner.device_memory import MemoryTally
 from torchcts_runner.hardware import hardware_key
+from torchcts_runner.heap import freeze_for_exit, freeze_start_up
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
 from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
 from torchcts_runner.metadata import MEMORY_OPTION, build_metadata
@@ -256,6 +257,7 @@ class ControllerRole:
         self.controller.set_outside(self.plan.outside_by_reason())
         if self.local_executor is not None:
             self.account_collected(item.nodeid for item in session.items)
+        freeze_start_up()  # the plan and its accounting live to the end
         live = sys.stderr.isatty() and not self.settings.quiet
         live = live and self.config.get_verbosity() <= 0
         total = (
@@ -448,6 +450,7 @@ class ControllerRole:
         self.lock.release()
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        freeze_for_exit()  # the records and imports live to the exit: no rescans
         signum = interrupted_by()
         interrupted = (
             signum is not None
