@@ -355,10 +355,13 @@ class ExecutorRole:
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Any:
         """After a case with no next one known (the last, or an xdist worker about to
-        wait for work), nothing may end this process: release the GIL-hang backstop."""
+        wait for work), nothing may end this process: release the GIL-hang backstop.
+        The item lets go of its record's text: its reports carry their own copies."""
         try:
             return (yield)
         finally:
+            if isinstance(item, CaseItem):
+                item.user_properties.clear()
             if nextitem is None:
                 BACKSTOP.release()
 
