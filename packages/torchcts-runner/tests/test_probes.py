@@ -1,10 +1,16 @@
-"""The capability probes at their simplest: the nonfinite probe on CPU and on meta."""
+"""The capability probes at their simplest: the nonfinite probe on CPU and on meta;
+where the probes run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
 import pytest
 import torch
-from torchcts_runner.probes import _capability_checks
+from torchcts_runner import probe_cache
+from torchcts_runner.probes import LocalProbes, ProbeRun, _capability_checks
+from torchcts_schema import load_manifest
 
 
 @pytest.mark.parametrize(("device", "meta"), [("cpu", False), ("meta", True)])
@@ -25,3 +31,45 @@ def test_the_nonfinite_probe_names_a_device_that_flushes_them(
     )
     problem = _capability_checks(torch, "cpu", False)["nonfinite"]()
     assert problem is not None and "NaN and Inf times 2 gave [0.0" in problem
+
+
+CPU_MANIFEST = (
+    'DEVICE = "cpu"\nDTYPES = {"float32": True, "uint16": True}\n'
+    'CAPABILITIES = ["forward", "backward", "rng", "serialization"]\n'
+)
+
+
+def test_probes_in_process_match_the_probe_child(tmp_path: Path) -> None:
+    """On a device torch provides, the rows run here are the rows a probe child
+    prints (uint16 add fails in both), and the CPU generator is left as it was."""
+    manifest = tmp_path / "manifest.py"
+    manifest.write_text(CPU_MANIFEST)
+    child = ProbeRun(manifest, "cpu")
+    torch.manual_seed(1234)
+    before = torch.random.get_rng_state()
+    here = LocalProbes(manifest, "cpu").result()
+    assert torch.equal(torch.random.get_rng_state(), before)
+    assert here == child.result()
+    assert [r["status"] for r in here if r["probe"].startswith("uint16")] == ["fail"]
+
+
+def test_a_backend_to_import_is_probed_in_a_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest without a backend import probes here; one with a backend gets a
+    child (a crashing backend must not take the run with it)."""
+    started: list[str] = []
+    monkeypatch.setattr(probe_cache, "LocalProbes", lambda m, d: started.append("here"))
+    monkeypatch.setattr(probe_cache, "ProbeRun", lambda m, d: started.append("child"))
+    for backend in ("", 'BACKEND_IMPORT = "torchcts_simdev"\n'):
+        path = tmp_path / "manifest.py"
+        path.write_text(backend + CPU_MANIFEST)
+        settings = SimpleNamespace(
+            manifest=load_manifest(path),
+            device="cpu",
+            results_root=None,
+            results_dir=tmp_path,
+            is_subset=False,
+        )
+        probe_cache.start_probes(settings, "cpu_x", torch.__version__)  # type: ignore[arg-type]
+    assert started == ["here", "child"]

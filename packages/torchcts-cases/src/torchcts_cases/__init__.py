@@ -3,7 +3,8 @@ sources and manifest selection.
 
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
-`OracleUnavailable`, `write_oracle_failure`, `warm_up`, `watch_fallbacks`.
+`OracleUnavailable`, `write_oracle_failure`, `warm_up`, `import_case_tables`,
+`watch_fallbacks`.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
         op_table()
 
 
+def import_case_tables() -> None:
+    """Import PyTorch's OpInfo database and nothing else (seconds), safe in a thread
+    started before the plan is known; `warm_up` still decides what the cases use."""
+    from torchcts_cases.opinfo_source import op_table
+
+    op_table()
+
+
 __all__ = [
     "DEFAULT_TOLERANCES",
     "LEVEL_DOCS",
@@ -80,6 +89,7 @@ __all__ = [
     "all_suites",
     "case_seed",
     "get_case",
+    "import_case_tables",
     "not_run_record",
     "oracle_failures_path",
     "prepare",

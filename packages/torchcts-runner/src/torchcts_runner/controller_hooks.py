@@ -44,8 +44,16 @@ from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.device_environment import prepare_environment
 from torchcts_runner.device_memory import MemoryTally
 from torchcts_runner.hardware import hardware_key
+from torchcts_runner.heap import freeze_for_exit, freeze_start_up
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
-from torchcts_runner.items import RECORD_PROPERTY, record_of, record_text, summary
+from torchcts_runner.items import (
+    RECORD_PROPERTY,
+    record_of,
+    record_text,
+    release_record,
+    status_of,
+    summary,
+)
 from torchcts_runner.metadata import MEMORY_OPTION, build_metadata
 from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
 from torchcts_runner.probes import probe_counts, write_failures
@@ -256,6 +264,7 @@ class ControllerRole:
         self.controller.set_outside(self.plan.outside_by_reason())
         if self.local_executor is not None:
             self.account_collected(item.nodeid for item in session.items)
+        freeze_start_up()  # the plan and its accounting live to the end
         live = sys.stderr.isatty() and not self.settings.quiet
         live = live and self.config.get_verbosity() <= 0
         total = (
@@ -314,7 +323,7 @@ class ControllerRole:
             return
         if report.when == "setup":
             self.in_flight[report.nodeid] = report_worker(report) or "main"
-        record = record_of(report)
+        carried = record = record_of(report)
         if record is None:
             record = self._record_without_data(case_id, report)
             if record is None:
@@ -332,6 +341,8 @@ class ControllerRole:
         except ArtifactWriteError as exc:
             self._stop_writing(exc)
             return
+        if carried is not None:
+            release_record(report, record)
         self.in_flight.pop(report.nodeid, None)
 
     def _stop_writing(self, exc: ArtifactWriteError) -> None:
@@ -385,11 +396,10 @@ class ControllerRole:
         xdist's report of a worker that left to be replaced counts as nothing."""
         if getattr(report, "torchcts_replacement", False):
             return "", "", ""
-        record = record_of(report)
-        if record is None:
+        status = status_of(report)
+        if status is None:
             return None
-        word = record.status.value.upper()
-        return record.status.value, "", word
+        return status, "", status.upper()
 
     def hard_timeout(self, node_id: str, limit_s: float) -> None:
         """Without xdist: the watchdog is about to end this process; journal first."""
@@ -448,6 +458,7 @@ class ControllerRole:
         self.lock.release()
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        freeze_for_exit()  # the records and imports live to the exit: no rescans
         signum = interrupted_by()
         interrupted = (
             signum is not None

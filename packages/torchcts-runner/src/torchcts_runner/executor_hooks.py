@@ -41,6 +41,7 @@ from torchcts_runner.device_health import (
     settle,
 )
 from torchcts_runner.device_memory import WORKER_OUTPUT_KEY
+from torchcts_runner.heap import freeze_for_exit, freeze_start_up
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
@@ -50,6 +51,7 @@ from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
 from torchcts_runner.timeouts import BACKSTOP, case_deadline
+from torchcts_runner.warm_start import WarmStart
 from torchcts_runner.worker_replacement import leave_for_replacement
 
 WARM_UP_ALLOWANCE_S = 120.0  # added to the first case's limit in each process
@@ -76,6 +78,7 @@ class ExecutorRole:
         on_hard_timeout: HardTimeoutHook | None = None,
         plan_file: Path | None = None,
         plan: CasePlan | None = None,
+        warm: WarmStart | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -102,6 +105,7 @@ class ExecutorRole:
         self._context: CaseContext | None = None
         self._warm = False
         self._source_warm = False
+        self._warm_start = warm  # imports begun in a thread at start-up
         self._broken_by: str | None = None  # the case after which this worker leaves
         if self.worker != "main":
             ignore_interrupts()  # the controller ends its workers
@@ -173,6 +177,8 @@ class ExecutorRole:
         if self._source_warm:
             return
         self._source_warm = True
+        if self._warm_start is not None:
+            self._warm_start.wait()  # what is left of the start-up imports
         use_saved = getattr(source.module, "use_inputs_from", None)
         if callable(use_saved):  # a rerun replays saved samples (no OpInfo import)
             s = self.settings
@@ -277,6 +283,7 @@ class ExecutorRole:
         manifest = self.settings.manifest
         ensure_backend(manifest.backend_import, manifest.backend_options)
         self._warm_source(self.context().source, self.plan.to_run if self.plan else [])
+        freeze_start_up()
 
     def payload(self, spec: CaseSpec) -> dict[str, Any]:
         """What an isolation child needs to run `spec`."""
@@ -348,10 +355,13 @@ class ExecutorRole:
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Any:
         """After a case with no next one known (the last, or an xdist worker about to
-        wait for work), nothing may end this process: release the GIL-hang backstop."""
+        wait for work), nothing may end this process: release the GIL-hang backstop.
+        The item lets go of its record's text: its reports carry their own copies."""
         try:
             return (yield)
         finally:
+            if isinstance(item, CaseItem):
+                item.user_properties.clear()
             if nextitem is None:
                 BACKSTOP.release()
 
@@ -368,9 +378,11 @@ class ExecutorRole:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
-        """History and reports may take a while: no backstop armed meanwhile. A
-        worker sends its device memory counters to the controller."""
+        """History and reports may take a while: no backstop armed meanwhile, and no
+        collection over the heap (`heap`). A worker sends its device memory counters
+        to the controller."""
         BACKSTOP.release()
+        freeze_for_exit()
         output = getattr(self.config, "workeroutput", None)
         if output is not None:
             output[WORKER_OUTPUT_KEY] = self.memory_stats()

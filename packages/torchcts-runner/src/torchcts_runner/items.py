@@ -18,6 +18,7 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 from torchcts_schema import CaseRecord, CaseSpec, Status, for_terminal, node_id_for_case
 
 RECORD_PROPERTY = "torchcts_record"
+STATUS_ATTRIBUTE = "torchcts_status"  # what a report keeps once its record is journaled
 Executor = Callable[["CaseItem"], CaseRecord]
 
 
@@ -121,13 +122,38 @@ def record_of(report: Any) -> CaseRecord | None:
     return None
 
 
+def release_record(report: Any, record: CaseRecord) -> None:
+    """Once `record` is journaled its report keeps only the status word.
+
+    pytest's terminal reporter holds every report until the session ends (at level 4
+    about 82,000 call reports, each with its record's JSON text), and everything
+    held then is still on the heap at exit.
+    """
+    setattr(report, STATUS_ATTRIBUTE, record.status.value)
+    report.user_properties = [
+        p for p in getattr(report, "user_properties", ()) if p[0] != RECORD_PROPERTY
+    ]
+
+
+def status_of(report: Any) -> str | None:
+    """The status a case's call report stands for (kept, or from its record)."""
+    kept = getattr(report, STATUS_ATTRIBUTE, None)
+    if isinstance(kept, str):
+        return kept
+    record = record_of(report)
+    return None if record is None else record.status.value
+
+
 __all__ = [
     "RECORD_PROPERTY",
+    "STATUS_ATTRIBUTE",
     "CaseCollection",
     "CaseItem",
     "CaseOutcome",
     "build_items",
     "record_of",
     "record_text",
+    "release_record",
+    "status_of",
     "summary",
 ]

@@ -9,12 +9,17 @@ in small modules that import neither pytest nor, where they can, torch.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from torchcts_runner.options import add_options
 
+if TYPE_CHECKING:
+    from torchcts_runner.warm_start import WarmStart
+
 MAX_WORKER_RESTART = "1000000"  # a crashing backend must not stop the run
+WARM_START = pytest.StashKey["WarmStart"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -31,6 +36,33 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         and config.option.maxworkerrestart is None
     ):
         config.option.maxworkerrestart = MAX_WORKER_RESTART
+    _warm_start(config)
+
+
+def _warm_start(config: pytest.Config) -> WarmStart | None:
+    """This process's import thread (`warm_start`), started once where cases run
+    or may run; None elsewhere."""
+    if config.stash.get(WARM_START, None) is not None:
+        return config.stash[WARM_START]
+    if not config.getoption("torchcts_manifest", None):
+        return None
+    if config.option.collectonly or getattr(config.option, "help", False):
+        return None
+    from torchcts_runner.warm_start import WarmStart, stages_for
+
+    start, tables = stages_for(
+        worker=getattr(config, "workerinput", None) is not None,
+        workers=getattr(config.option, "numprocesses", None),
+        names_cases=_names_cases(config),
+    )
+    if not start:
+        return None
+    warm = WarmStart(str(config.getoption("torchcts_case_source")))
+    warm.start()
+    if tables:
+        warm.add_case_tables()
+    config.stash[WARM_START] = warm
+    return warm
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -40,7 +72,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         return None  # not a TorchCTS run: xdist's own count
     from torchcts_runner.auto_workers import choose
 
-    return choose(config)
+    warm = _warm_start(config)
+    count = choose(config)
+    if count == 0 and warm is not None and not _names_cases(config):
+        warm.add_case_tables()  # in process: OpInfo loads while the run starts
+    return count
+
+
+def _names_cases(config: pytest.Config) -> bool:
+    from torchcts_schema import NODE_PREFIX
+
+    return any(str(a).startswith(NODE_PREFIX) for a in config.args)
 
 
 def _xdist_controls(config: pytest.Config) -> bool:
@@ -69,6 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
             str(workerinput["torchcts_run_key"]),
             frozenset,  # the controller's plan already leaves finished cases out
             plan_file=Path(workerinput["torchcts_plan"]),
+            warm=config.stash.get(WARM_START, None),
         )
         config.pluginmanager.register(executor, "torchcts-executor")
         return
@@ -87,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
         lambda: controller.done,
         controller.hard_timeout,
         plan=controller.background.ready,
+        warm=config.stash.get(WARM_START, None),
     )
     controller.local_executor = executor
     config.pluginmanager.register(executor, "torchcts-executor")

@@ -23,7 +23,7 @@ from torchcts_schema import JsonDict, ResultsLayout, write_atomic
 
 from torchcts_runner import __version__
 from torchcts_runner.device_environment import run_environment
-from torchcts_runner.probes import ProbeRun, format_table, probe_counts
+from torchcts_runner.probes import LocalProbes, ProbeRun, format_table, probe_counts
 from torchcts_runner.settings import RunSettings
 
 CACHE_FORMAT = "torchcts-probe-cache"
@@ -122,7 +122,9 @@ class ReusedProbes:
 class ProbePhase:
     """This run's probes from start to printed table, fresh or reused."""
 
-    def __init__(self, run: ProbeRun | ReusedProbes, cache: ProbeCache) -> None:
+    def __init__(
+        self, run: ProbeRun | LocalProbes | ReusedProbes, cache: ProbeCache
+    ) -> None:
         self.run = run
         self.cache = cache
 
@@ -156,8 +158,9 @@ def backend_unusable(rows: list[JsonDict]) -> bool:
 
 
 def start_probes(settings: RunSettings, run_key: str, torch_version: str) -> ProbePhase:
-    """The probes of this run: reused for a subset run when the cache matches,
-    else a fresh probe child."""
+    """The probes of this run: reused for a subset run when the cache matches, else
+    run in this process when the device is torch's own (no backend import; this
+    process has torch loaded for selection), else a fresh probe child."""
     manifest = settings.manifest
     key = {
         "run_key": run_key,
@@ -172,6 +175,8 @@ def start_probes(settings: RunSettings, run_key: str, torch_version: str) -> Pro
     cached = cache.read() if settings.is_subset else None
     if cached is not None:
         return ProbePhase(ReusedProbes(cached), cache)
+    if not manifest.backend_import:
+        return ProbePhase(LocalProbes(manifest.path, settings.device), cache)
     return ProbePhase(ProbeRun(manifest.path, settings.device), cache)
 
 

@@ -2,7 +2,11 @@
 dtype, and does each declared capability work at its simplest?
 
 They run in a child interpreter (``python -m torchcts_runner.probes``), so a probe that
-crashes the backend cannot take the run with it. Probes are diagnostic only: they
+crashes the backend cannot take the run with it. On a device torch itself provides
+(no backend to import: cpu, meta) they run in the run's own process instead
+(`LocalProbes`), which has torch loaded already for selection: a child would import
+torch only to add a few tiny tensors (about 3 CPU-s beside the run's own start-up,
+on the same cores). Probes are diagnostic only: they
 never change which cases run. Failures go to
 ``<key>_harness_probe_failures_<pid>.jsonl``; pass, fail and total counts go to the run
 metadata; a table with columns kind, probe, status, note is printed.
@@ -236,6 +240,28 @@ class ProbeRun:
         if self._proc.poll() is None:
             self._proc.kill()
             self._proc.communicate()
+
+
+class LocalProbes:
+    """The probes run in this process, at once: `ProbeRun`'s interface, no child.
+
+    For a device torch itself provides, in a process that has torch loaded. The CPU
+    generator's state is restored after them (the rng probe seeds
+    it), so the cases see the generator exactly as they would have.
+    """
+
+    def __init__(self, manifest: Path, device: str) -> None:
+        import torch
+
+        with torch.random.fork_rng(devices=[]):
+            self._rows = run_probes(str(manifest), device)
+
+    def result(self) -> list[JsonDict]:
+        """The rows computed at start."""
+        return list(self._rows)
+
+    def kill(self) -> None:
+        """Nothing runs."""
 
 
 def _failed_child(note: str) -> JsonDict:

@@ -287,24 +287,22 @@ class RunWriter:
         missing = [c for c in expected if c not in self.records]
         complete = not missing and not interrupted
         metadata = self._final_metadata(complete, interrupted_by)
+        self.metadata = metadata
+        # built once for history and report: at level 4 it sorts every record
+        artifact = self._artifact(metadata)
         history = None
         if complete:
-            self.metadata = metadata
             self.journal.run_end(metadata)
             self.phase("writing history")
-            history = write_history(
-                self.results_dir, self.run_key, self._artifact(metadata)
-            )
+            history = write_history(self.results_dir, self.run_key, artifact)
         else:
-            self.metadata = metadata
             self.phase("writing the snapshot")
-            self.snapshots.maybe_write(self._snapshot, force=True)
+            self.snapshots.maybe_write(
+                lambda: (artifact, self.journal_cases), force=True
+            )
         self.phase("rendering reports")
         report, note = render_report(
-            self.results_dir,
-            self.run_key,
-            self._artifact(metadata),
-            junit_all=self._junit_all,
+            self.results_dir, self.run_key, artifact, junit_all=self._junit_all
         )
         self.close()
         if complete:
