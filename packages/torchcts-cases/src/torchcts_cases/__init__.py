@@ -3,7 +3,8 @@ sources and manifest selection.
 
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
-`OracleUnavailable`, `write_oracle_failure`, `warm_up`, `watch_fallbacks`.
+`OracleUnavailable`, `write_oracle_failure`, `warm_up`, `watch_fallbacks`,
+`case_surfaces`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from torchcts_cases.spec import (
     Verdict,
     case_seed,
 )
+from torchcts_cases.surface_lookup import case_surfaces
 from torchcts_cases.tolerances import DEFAULT_TOLERANCES, tolerance_for
 
 __version__ = "0.1.0"
@@ -79,6 +81,7 @@ __all__ = [
     "Verdict",
     "all_suites",
     "case_seed",
+    "case_surfaces",
     "get_case",
     "not_run_record",
     "oracle_failures_path",

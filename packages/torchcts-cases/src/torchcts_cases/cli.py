@@ -358,9 +358,8 @@ def _coverage(args: argparse.Namespace) -> int:
             raise ValueError(f"{summary_path}: not valid JSON ({exc})") from None
         _print(_coverage_text(summary, args.json), end="")
         return 0
-    rows = coverage.audit()
-    out = coverage.write_coverage(args.results, rows)
-    summary = coverage.summarize(rows)
+    summary = coverage.audit_into(args.results)
+    out = args.results / COVERAGE_DIR
     _print(_coverage_text(summary, args.json), end="")
     if not args.json:
         _print(f"wrote {out}/")
