@@ -128,3 +128,23 @@ def test_report_without_audit_is_a_usage_error(
     """report before any audit says so in one line."""
     assert main(["coverage", "report", "--results", str(tmp_path)]) == 2
     assert "no audit yet" in capsys.readouterr().err
+
+
+def test_refresh_after_a_run_reads_the_trace_and_never_traces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cached trace, refresh writes coverage/ and says the observed share;
+    without one it writes a note naming the command, and traces nothing."""
+    monkeypatch.setattr(coverage, "generated_cases", lambda: {"opinfo": {}})
+    monkeypatch.setattr(coverage_trace, "build", lambda: pytest.fail("traced"))
+    monkeypatch.setattr(coverage_trace, "load", _stored)
+    line = coverage.refresh(tmp_path)
+    assert line.startswith("coverage: ") and "observed" in line
+    summary = json.loads((tmp_path / "coverage" / "summary.json").read_text())
+    assert summary["counts"]["covered_by_opinfo"] == 2
+    assert summary["trace"]["cases_traced"] == 3
+
+    monkeypatch.setattr(coverage_trace, "load", lambda: None)
+    empty = tmp_path / "cold"
+    assert "coverage audit" in coverage.refresh(empty)
+    assert "coverage audit" in (empty / "coverage" / "summary.md").read_text()

@@ -98,6 +98,13 @@ def get_case(case_id: str) -> CaseSpec:
     return _spec(op, dtype or "float32", sample or 0)
 
 
+def case_surfaces(spec: CaseSpec) -> tuple[str, ...]:
+    """The overloads a case "reaches": ``aten::<op>.Tensor`` for the ops listed in
+    FAKE_SURFACES (comma-separated), else the spec's own (none)."""
+    listed = os.environ.get("FAKE_SURFACES", "").split(",")
+    return (f"aten::{spec.op}.Tensor",) if spec.op in listed else spec.surfaces
+
+
 def _barrier(parties: int = 2, timeout_s: float = 20.0) -> None:
     """Wait until `parties` processes reached this point (FAKE_BARRIER dir)."""
     where = Path(os.environ["FAKE_BARRIER"])

@@ -4,12 +4,13 @@ sources and manifest selection.
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
 `OracleUnavailable`, `write_oracle_failure`, `warm_up`, `watch_fallbacks`,
-`case_surfaces`.
+`case_surfaces`, `refresh_coverage`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from torchcts_schema import Manifest
 
@@ -52,6 +53,14 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
     return HandPrepared(spec, manifest, hand_case(spec.case_id))
 
 
+def refresh_coverage(results_dir: Path) -> str:
+    """Rewrite DIR/coverage/ from the cached coverage trace (seconds; never traces);
+    one line saying what it wrote. `torchcts-run` calls it after a whole run."""
+    from torchcts_cases.coverage import refresh
+
+    return refresh(results_dir)
+
+
 def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
     """Import what the cases will need before the first one starts its clock.
 
@@ -86,6 +95,7 @@ __all__ = [
     "not_run_record",
     "oracle_failures_path",
     "prepare",
+    "refresh_coverage",
     "select_cases",
     "tolerance_for",
     "use_inputs_from",

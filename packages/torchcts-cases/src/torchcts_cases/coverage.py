@@ -122,6 +122,7 @@ def trace_facts(trace: StoredTrace) -> dict[str, Any]:
     return {
         "cases_traced": sum(1 for _ in trace.traced()),
         "complete": trace.complete,
+        "universe": trace.universe,
         "cpu_minutes": round(trace.cpu_seconds / 60, 1),
         "current": coverage_trace.is_current(trace),
     }
@@ -196,19 +197,26 @@ def summary_markdown(summary: dict[str, Any]) -> str:
             )
     trace = summary.get("trace") or {}
     if trace:
-        state = "complete" if trace.get("complete") else "PARTIAL (unknown overstated)"
-        lines += [
-            "",
-            f"Trace: {trace.get('cases_traced', 0):,} cases, {state}, "
-            f"{trace.get('cpu_minutes', 0)} CPU-minutes to build"
-            + (
-                ""
-                if trace.get("current", True)
-                else "; the case catalog changed since (`coverage audit` tops it up)"
-            )
-            + ".",
-        ]
+        lines += ["", _trace_line(trace)]
     return "\n".join(lines) + "\n"
+
+
+def _trace_line(trace: dict[str, Any]) -> str:
+    """How much of the catalog the figures rest on (and the build's cost, if given)."""
+    traced, universe = trace.get("cases_traced", 0), trace.get("universe", 0)
+    of = f" of {universe:,} ({100 * traced / universe:.1f}%)" if universe else ""
+    state = (
+        "complete"
+        if trace.get("complete")
+        else "PARTIAL: cases not traced yet reach nothing here, so unknown is "
+        "overstated and observed understated"
+    )
+    line = f"Trace: {traced:,}{of} cases, {state}"
+    if "cpu_minutes" in trace:
+        line += f"; {trace['cpu_minutes']} CPU-minutes to build"
+    if trace.get("current") is False:
+        line += "; the case catalog changed since (`coverage audit` tops it up)"
+    return line + "."
 
 
 def _share(n: int, of: int) -> str:

@@ -12,7 +12,9 @@ version and case index (`trace_key`), written every minute while it is built and
 resumed from what was written: an interrupted build loses at most a minute, and a
 catalog that grows (another case family, another torch's samples) traces only its
 new case ids. The package ships a seed for the torch it was built on
-(``coverage_seed/``), used only when torch, index and OpInfo source all match.
+(``coverage_seed/``), used only when torch, index and OpInfo source all match; a
+seed packaged from a partial build says so (``complete`` false), and a build on
+another machine resumes from it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from torchcts_cases.trace_store import StoredTrace, encode, read_trace
 TRACE_VERSION = 3  # 3: every case of the universe, per case
 SEED_DIR = Path(__file__).parent / "coverage_seed"
 FLUSH_SECONDS = 60.0
+FIRST_DTYPES = ("float32", "int64", "bool", "float64")
 Progress = Callable[[str], None]
 
 
@@ -124,7 +127,7 @@ def build(progress: Progress | None = None) -> StoredTrace:
         return old
     say = progress or _stderr
     specs = universe()
-    trace = StoredTrace(key=trace_key(), catalog=catalog_digest())
+    trace = StoredTrace(key=trace_key(), catalog=catalog_digest(), universe=len(specs))
     if old is not None:
         trace.cpu_seconds = old.cpu_seconds
     todo: list[CaseSpec] = []
@@ -134,6 +137,7 @@ def build(progress: Progress | None = None) -> StoredTrace:
             trace.put(spec.case_id, old.reached(spec.case_id) or ())
         else:
             todo.append(spec)
+    todo.sort(key=_priority)
     if todo:
         say(
             f"coverage trace: {len(todo):,} of {len(specs):,} cases to trace on the "
@@ -143,6 +147,17 @@ def build(progress: Progress | None = None) -> StoredTrace:
     trace.complete = True
     write_atomic(trace_path(), encode(trace))
     return trace
+
+
+def _priority(spec: CaseSpec) -> int:
+    """Trace order: hand cases and error inputs (few), then the dtypes most backends
+    declare, so a build cut short already says most; a dtype keeps selection's
+    op -> variant -> sample order, which OpInfo's sample streams need to stay linear."""
+    if spec.suite != "opinfo" or spec.dtype is None:
+        return -1
+    if spec.dtype in FIRST_DTYPES:
+        return FIRST_DTYPES.index(spec.dtype)
+    return len(FIRST_DTYPES) + DTYPE_NAMES.index(spec.dtype)
 
 
 def _trace_all(trace: StoredTrace, todo: list[CaseSpec], say: Progress) -> None:
@@ -238,9 +253,18 @@ def _suite_op(case_id: str) -> tuple[str, str]:
     return parts[0], parts[1] if len(parts) > 1 else ""
 
 
+def read_seed() -> StoredTrace | None:
+    """The packaged seed alone (what the README's figures are computed from, so
+    they do not depend on a machine's cache)."""
+    return read_trace(seed_path(), trace_key())
+
+
 def write_seed() -> Path:
-    """Package the current cache as the seed (maintainers, after a full build)."""
-    trace = build()
+    """Package the cached trace as the seed (maintainers, after `build`). A partial
+    trace is packaged as partial: a build resumes from it, figures say so."""
+    trace = read_trace(trace_path(), trace_key())
+    if trace is None:
+        raise FileNotFoundError(f"{trace_path()}: no trace to package; build it first")
     path = seed_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(encode(trace, compress=True))
@@ -252,7 +276,8 @@ def _stderr(line: str) -> None:
 
 
 if __name__ == "__main__":
-    # python -m torchcts_cases.coverage_trace [--seed]: build (and package) the trace
-    print(write_seed() if "--seed" in sys.argv[1:] else trace_path(), flush=True)
-    if "--seed" not in sys.argv[1:]:
-        build()
+    # python -m torchcts_cases.coverage_trace: build (resumes); --seed: package it
+    if "--seed" in sys.argv[1:]:
+        print(write_seed())
+    else:
+        print(f"{trace_path()}: {(build().complete and 'complete') or 'partial'}")

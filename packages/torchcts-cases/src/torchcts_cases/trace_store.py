@@ -33,6 +33,7 @@ class StoredTrace:
     catalog: str = ""  # digest of the case sources the universe was listed from
     complete: bool = False
     cpu_seconds: float = 0.0
+    universe: int = 0  # how many cases the catalog listed when it was built
     names: list[str] = field(default_factory=list)
     sets: list[list[int]] = field(default_factory=list)
     groups: dict[str, list[int]] = field(default_factory=dict)
@@ -120,6 +121,7 @@ class StoredTrace:
             "catalog": self.catalog,
             "complete": self.complete,
             "cpu_seconds": round(self.cpu_seconds, 1),
+            "universe": self.universe,
             "names": self.names,
             "sets": self.sets,
             "groups": self.groups,
@@ -187,6 +189,7 @@ def _checked(data: dict[str, Any]) -> StoredTrace:
         catalog=str(data["catalog"]),
         complete=data["complete"] is True,
         cpu_seconds=float(data["cpu_seconds"]),
+        universe=int(data.get("universe", 0)),
         names=list(names),
         sets=[list(row) for row in sets],
         groups=groups,

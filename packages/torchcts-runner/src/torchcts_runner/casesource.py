@@ -126,6 +126,11 @@ class CaseSource:
             return tuple(spec.surfaces)
         return tuple(find(spec))
 
+    def refresh_coverage(self, results_dir: Path) -> str | None:
+        """The source's ``refresh_coverage(results_dir)`` line, None without one."""
+        refresh = getattr(self._module, "refresh_coverage", None)
+        return None if refresh is None else str(refresh(results_dir))
+
     def spec_from_dict(self, data: dict[str, Any]) -> CaseSpec:
         """Inverse of ``CaseSpec.to_dict``."""
         return cast(CaseSpec, self._module.CaseSpec.from_dict(data))
