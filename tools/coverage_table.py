@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
     if table is None:
         print(
             "no packaged coverage trace of the installed torch and case index: "
-            "build one (python -m torchcts_cases.coverage_trace), then package it "
+            "build one (bin/python -m torchcts_cases.coverage_trace), then package it "
             "(--seed)"
         )
         return 1
