@@ -73,3 +73,21 @@ def test_records_carry_surfaces_and_the_ledger_isolates_by_overload(
     assert "surfaces" not in got["wrong"].extra
     assert got["segv"].isolation == "ledger" and got["segv"].status is Status.CRASHED
     assert got["ok"].isolation == "none"
+
+
+def test_a_whole_run_refreshes_coverage_and_a_subset_does_not(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The case source's refresh_coverage runs once a whole run completed (its line
+    in the summary); a run of some ops leaves coverage/ alone."""
+    use_fake_source(pytester, monkeypatch)
+    monkeypatch.setenv("FAKE_COVERAGE", "1")
+    write_manifest(pytester, ["ok", "wrong"])
+    subset = pytester.runpytest_subprocess(*run_args("--torchcts-op", "ok"))
+    assert subset.ret == 0, subset.stdout.str()
+    assert not (pytester.path / "results" / "coverage").exists()
+    whole = pytester.runpytest_subprocess(*run_args())
+    assert whole.ret == 1, whole.stdout.str()
+    assert "coverage: fake summary written" in whole.stdout.str()
+    summary = pytester.path / "results" / "coverage" / "summary.md"
+    assert summary.read_text() == "fake\n"
