@@ -66,8 +66,12 @@ def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
 
     PyTorch's OpInfo database takes seconds to import; a process that will run OpInfo
     cases pays that once here, outside every case's limit, unless every one of them
-    replays saved inputs (`use_inputs_from`). `specs` None: assume it will.
+    replays saved inputs (`use_inputs_from`). `specs` None: assume it will. The
+    coverage trace, which names each record's overloads, is read here too.
     """
+    from torchcts_cases.surface_lookup import reached_overloads
+
+    reached_overloads("")  # one read of the trace per process, before any case
     opinfo = None if specs is None else [s for s in specs if s.suite == OPINFO_SUITE]
     if opinfo is None or (opinfo and not all_replayed(opinfo)):
         from torchcts_cases.opinfo_source import op_table
