@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from torchcts_cases import coverage
+from torchcts_cases import coverage, coverage_trace
 from torchcts_cases.cli import main
+from torchcts_cases.overload_family import family
+from torchcts_cases.trace_store import StoredTrace
 
 FAKE_TRACE = {
     "opinfo": {"aten::add.Tensor": ["add"], "aten::mul.Tensor": ["mul"]},
@@ -15,11 +17,63 @@ FAKE_TRACE = {
 }
 
 
+def _stored() -> StoredTrace:
+    """FAKE_TRACE as a stored trace: two OpInfo groups and one hand case."""
+    trace = StoredTrace(key={}, complete=True)
+    trace.put("opinfo/add/forward/float32/0", ["aten::add.Tensor"])
+    trace.put("opinfo/mul/forward/float32/1", ["aten::mul.Tensor"])
+    trace.put("views/x/check/-/-", ["aten::set_.source_Storage"])
+    trace.declare("opinfo/add/forward/float32/0", ["aten::add"])
+    trace.declare("opinfo/mul/forward/float32/1", ["aten::mul"])
+    return trace
+
+
 @pytest.fixture
 def fake_trace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replace the (minute-long) CPU trace with a fixed one."""
-    monkeypatch.setattr(coverage, "observed_overloads", lambda: FAKE_TRACE)
+    """Replace the (tens of CPU-minutes) CPU trace with a fixed one."""
+    monkeypatch.setattr(coverage_trace, "build", _stored)
     monkeypatch.setattr(coverage, "generated_cases", lambda: {"opinfo": {}})
+
+
+def test_stored_trace_reads_back_as_observed_and_declared() -> None:
+    """The per-case store gives the audit's {overload: [who]} maps and declarations."""
+    trace = _stored()
+    assert coverage_trace.observed_overloads(trace) == FAKE_TRACE
+    assert coverage_trace.declared_overloads(trace) == {"aten::add", "aten::mul"}
+
+
+def test_families_follow_the_schema() -> None:
+    """out=, in-place, view, backward, foreach, private and functional overloads."""
+    assert family("aten::add.out") == "out"
+    assert family("aten::max.dim_max") == "out"
+    assert family("aten::add_.Tensor") == "in-place"
+    assert family("aten::copy_") == "in-place"
+    assert family("aten::transpose.int") == "view"
+    assert family("aten::tanh_backward") == "backward"
+    assert family("aten::_foreach_add.List") == "foreach/fused"
+    assert family("aten::_softmax") == "private"
+    assert family("aten::add.Tensor") == "functional"
+
+
+def test_summary_counts_observed_and_declared_per_family() -> None:
+    """Declared counts a packet's overloads (OpInfo declares aten::add), observed
+    only what a case dispatched; both per family, excluded apart."""
+    observed = coverage_trace.observed_overloads(_stored())
+    declared = coverage_trace.declared_overloads(_stored())
+    names = ["aten::add.Tensor", "aten::add.out", "aten::sub.out", "aten::linear"]
+    rows = {n: coverage.classify(n, observed, declared) for n in names}
+    by = coverage.summarize(rows)["by_family"]
+    assert by["out"] == {
+        "overloads": 2,
+        "excluded": 0,
+        "observed": 0,
+        "declared": 1,
+        "unknown": 2,
+    }
+    assert by["functional"]["observed"] == 1 and by["functional"]["declared"] == 1
+    assert by["all"]["overloads"] == 4 and by["all"]["excluded"] == 1
+    text = coverage.summary_markdown(coverage.summarize(rows))
+    assert "| out | 2 | 0 | 0 (0.0%) | 1 (50.0%) | 2 (100.0%) |" in text
 
 
 def test_classify_covers_excludes_and_leaves_unknown() -> None:
@@ -35,7 +89,7 @@ def test_classify_covers_excludes_and_leaves_unknown() -> None:
     row = coverage.classify("aten::quantize_per_tensor", FAKE_TRACE)
     assert row["category"] == "excluded" and "quantized" in row["reason"]
     assert "Composite" in coverage.classify("aten::linear", FAKE_TRACE)["reason"]
-    assert coverage.classify("aten::sub.Tensor", FAKE_TRACE) == {"category": "unknown"}
+    assert coverage.classify("aten::sub.Tensor", FAKE_TRACE)["category"] == "unknown"
 
 
 def test_every_registered_overload_gets_one_category() -> None:
@@ -74,3 +128,23 @@ def test_report_without_audit_is_a_usage_error(
     """report before any audit says so in one line."""
     assert main(["coverage", "report", "--results", str(tmp_path)]) == 2
     assert "no audit yet" in capsys.readouterr().err
+
+
+def test_refresh_after_a_run_reads_the_trace_and_never_traces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cached trace, refresh writes coverage/ and says the observed share;
+    without one it writes a note naming the command, and traces nothing."""
+    monkeypatch.setattr(coverage, "generated_cases", lambda: {"opinfo": {}})
+    monkeypatch.setattr(coverage_trace, "build", lambda: pytest.fail("traced"))
+    monkeypatch.setattr(coverage_trace, "load", _stored)
+    line = coverage.refresh(tmp_path)
+    assert line.startswith("coverage: ") and "observed" in line
+    summary = json.loads((tmp_path / "coverage" / "summary.json").read_text())
+    assert summary["counts"]["covered_by_opinfo"] == 2
+    assert summary["trace"]["cases_traced"] == 3
+
+    monkeypatch.setattr(coverage_trace, "load", lambda: None)
+    empty = tmp_path / "cold"
+    assert "coverage audit" in coverage.refresh(empty)
+    assert "coverage audit" in (empty / "coverage" / "summary.md").read_text()

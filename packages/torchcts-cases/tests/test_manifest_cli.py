@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,24 @@ def test_bad_filter_is_one_line(
     out.write_text('DEVICE = "cpu"\n')
     assert main(["show-skips", "--manifest", str(out), "--dtype", "float99"]) == 2
     assert "unknown dtype 'float99'" in capsys.readouterr().err
+
+
+def test_list_json_joins_declared_surfaces_and_reached_overloads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """list --json names the overloads a case reaches beside its declared packet, so
+    the known-crash audit can match a rule on aten::add.Tensor."""
+    from torchcts_cases import coverage_trace, surface_lookup
+    from torchcts_cases.trace_store import StoredTrace
+
+    trace = StoredTrace(key={}, complete=True)
+    trace.put("opinfo/add/forward/float32/0", ["aten::add.Tensor"])
+    monkeypatch.setattr(coverage_trace, "load", lambda: trace)
+    surface_lookup.forget()
+    out = tmp_path / "manifest.py"
+    out.write_text('DEVICE = "cpu"\nDTYPES = {"float32": True}\n')
+    argv = ["list", "--manifest", str(out), "--op", "add", "--suite", "opinfo"]
+    assert main([*argv, "--json"]) == 0
+    surface_lookup.forget()
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["surfaces"] == ["aten::add", "aten::add.Tensor"]

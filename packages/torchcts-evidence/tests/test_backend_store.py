@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from evidence_builders import make_project
+from evidence_builders import make_project, record
 from torchcts_evidence import (
     EvidenceError,
     PackOptions,
@@ -21,6 +21,7 @@ from torchcts_schema import (
     HostIdentity,
     RunArtifact,
     RunMetadata,
+    Status,
     load_result,
 )
 
@@ -60,6 +61,32 @@ def test_pack_writes_one_path_free_entry_per_surface(tmp_path: Path) -> None:
     assert check_store(store, IDENT) == []
     index = json.loads((store / "index.json").read_text())
     assert index["backends"]["simdev"]["entries"] == 3
+
+
+def test_entries_are_keyed_by_the_dispatcher_overloads_records_reached(
+    tmp_path: Path,
+) -> None:
+    """A record naming the overloads its case reached (extra surfaces, from the
+    coverage trace) gives one entry per overload: add's forward and its out= case
+    share aten::_to_copy, and --surface picks one overload."""
+    records = [
+        record("add", extra={"surfaces": ["aten::add.Tensor", "aten::_to_copy"]}),
+        record(
+            "add",
+            Status.FAILED,
+            sample=1,
+            extra={"surfaces": ["aten::add.out", "aten::_to_copy"]},
+        ),
+    ]
+    project = make_project(tmp_path / "p", records=records)
+    artifact = load_result(project.results)
+    entries = build_entries(artifact, PackOptions(), HostIdentity())
+    by_surface = {e["surface"]: e for e in entries}
+    assert sorted(by_surface) == ["aten::_to_copy", "aten::add.Tensor", "aten::add.out"]
+    assert by_surface["aten::add.out"]["counts"] == {"failed": 1}
+    assert by_surface["aten::_to_copy"]["counts"] == {"failed": 1, "passed": 1}
+    picked = build_entries(artifact, PackOptions(surfaces=("*.out",)), HostIdentity())
+    assert [e["surface"] for e in picked] == ["aten::add.out"]
 
 
 def test_surface_globs_select_entries(tmp_path: Path) -> None:

@@ -98,6 +98,22 @@ def get_case(case_id: str) -> CaseSpec:
     return _spec(op, dtype or "float32", sample or 0)
 
 
+def case_surfaces(spec: CaseSpec) -> tuple[str, ...]:
+    """The overloads a case "reaches": ``aten::<op>.Tensor`` for the ops listed in
+    FAKE_SURFACES (comma-separated), else the spec's own (none)."""
+    listed = os.environ.get("FAKE_SURFACES", "").split(",")
+    return (f"aten::{spec.op}.Tensor",) if spec.op in listed else spec.surfaces
+
+
+def refresh_coverage(results_dir: Path) -> str | None:
+    """With FAKE_COVERAGE set: write coverage/summary.md and say so (whole runs)."""
+    if not os.environ.get("FAKE_COVERAGE"):
+        return None
+    (results_dir / "coverage").mkdir(parents=True, exist_ok=True)
+    (results_dir / "coverage" / "summary.md").write_text("fake\n", encoding="utf-8")
+    return "coverage: fake summary written"
+
+
 def _barrier(parties: int = 2, timeout_s: float = 20.0) -> None:
     """Wait until `parties` processes reached this point (FAKE_BARRIER dir)."""
     where = Path(os.environ["FAKE_BARRIER"])

@@ -4,12 +4,13 @@ sources and manifest selection.
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
 `OracleUnavailable`, `write_oracle_failure`, `warm_up`, `import_case_tables`,
-`watch_fallbacks`.
+`watch_fallbacks`, `case_surfaces`, `refresh_coverage`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from torchcts_schema import Manifest
 
@@ -29,6 +30,7 @@ from torchcts_cases.spec import (
     Verdict,
     case_seed,
 )
+from torchcts_cases.surface_lookup import case_surfaces
 from torchcts_cases.tolerances import DEFAULT_TOLERANCES, tolerance_for
 
 __version__ = "0.1.0"
@@ -51,13 +53,25 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
     return HandPrepared(spec, manifest, hand_case(spec.case_id))
 
 
+def refresh_coverage(results_dir: Path) -> str:
+    """Rewrite DIR/coverage/ from the cached coverage trace (seconds; never traces);
+    one line saying what it wrote. `torchcts-run` calls it after a whole run."""
+    from torchcts_cases.coverage import refresh
+
+    return refresh(results_dir)
+
+
 def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
     """Import what the cases will need before the first one starts its clock.
 
     PyTorch's OpInfo database takes seconds to import; a process that will run OpInfo
     cases pays that once here, outside every case's limit, unless every one of them
-    replays saved inputs (`use_inputs_from`). `specs` None: assume it will.
+    replays saved inputs (`use_inputs_from`). `specs` None: assume it will. The
+    coverage trace, which names each record's overloads, is read here too.
     """
+    from torchcts_cases.surface_lookup import reached_overloads
+
+    reached_overloads("")  # one read of the trace per process, before any case
     opinfo = None if specs is None else [s for s in specs if s.suite == OPINFO_SUITE]
     if opinfo is None or (opinfo and not all_replayed(opinfo)):
         from torchcts_cases.opinfo_source import op_table
@@ -88,11 +102,13 @@ __all__ = [
     "Verdict",
     "all_suites",
     "case_seed",
+    "case_surfaces",
     "get_case",
     "import_case_tables",
     "not_run_record",
     "oracle_failures_path",
     "prepare",
+    "refresh_coverage",
     "select_cases",
     "tolerance_for",
     "use_inputs_from",

@@ -33,6 +33,7 @@ from torchcts_schema import (
 )
 
 from torchcts_cases import __version__, discover_command
+from torchcts_cases.spec import CaseSpec
 
 PROG = "torchcts-cases"
 USAGE_ERROR = 2
@@ -341,8 +342,18 @@ def _list(args: argparse.Namespace) -> int:
                 out.write(line + "\n")
         return 0
     for spec in selected.runnable:
-        out.write((json.dumps(spec.to_dict()) if args.json else spec.case_id) + "\n")
+        out.write((json.dumps(_listed(spec)) if args.json else spec.case_id) + "\n")
     return 0
+
+
+def _listed(spec: CaseSpec) -> dict[str, Any]:
+    """A spec's JSON line, its surfaces joined by the overloads it reaches (the
+    coverage trace), so `torchcts-isolate audit` matches rules as a run does."""
+    from torchcts_cases.surface_lookup import case_surfaces
+
+    data = spec.to_dict()
+    data["surfaces"] = sorted({*spec.surfaces, *case_surfaces(spec)})
+    return data
 
 
 def _coverage(args: argparse.Namespace) -> int:
@@ -358,9 +369,8 @@ def _coverage(args: argparse.Namespace) -> int:
             raise ValueError(f"{summary_path}: not valid JSON ({exc})") from None
         _print(_coverage_text(summary, args.json), end="")
         return 0
-    rows = coverage.audit()
-    out = coverage.write_coverage(args.results, rows)
-    summary = coverage.summarize(rows)
+    summary = coverage.audit_into(args.results)
+    out = args.results / COVERAGE_DIR
     _print(_coverage_text(summary, args.json), end="")
     if not args.json:
         _print(f"wrote {out}/")

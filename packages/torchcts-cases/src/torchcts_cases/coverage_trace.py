@@ -1,31 +1,185 @@
-"""Which aten overloads TorchCTS cases actually reach, observed on CPU.
+"""Which aten overloads TorchCTS cases actually reach, observed on CPU, case by case.
 
-A dispatch mode records every overload a case's CPU run dispatches (after composite
-ops decompose, i.e. what a backend sees). The trace is cached per torch version, like
-the case index, because it takes a minute to build.
+The universe is what selection lists for a manifest that declares every dtype,
+capability and level (`universe`): every variant, sample and dtype of every case
+family, so a family added to the catalog is traced without a change here. Each case's
+CPU run is recorded by a dispatch mode (after composite ops decompose, i.e. what a
+backend sees); inputs are built before the mode is pushed, and an out= case's
+functional reference is computed before it, so neither counts as reached.
+
+The whole universe costs tens of CPU-minutes, so the trace is cached per torch
+version and case index (`trace_key`), written every minute while it is built and
+resumed from what was written: an interrupted build loses at most a minute, and a
+catalog that grows (another case family, another torch's samples) traces only its
+new case ids. The package ships a seed for the torch it was built on
+(``coverage_seed/``), used only when torch, index and OpInfo source all match; a
+seed packaged from a partial build says so (``complete`` false), and a build on
+another machine resumes from it.
 """
 
 from __future__ import annotations
 
-import json
+import functools
+import hashlib
+import sys
+import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
-from torchcts_schema import Manifest, write_atomic
+from torchcts_schema import (
+    DTYPE_NAMES,
+    FEATURE_CAPABILITIES,
+    SUITE_CAPABILITIES,
+    VARIANT_CAPABILITIES,
+    Manifest,
+    slug,
+    write_atomic,
+)
 
 from torchcts_cases import index
-from torchcts_cases.catalog import group_specs, opinfo_groups
 from torchcts_cases.dispatch_recorder import OverloadRecorder
-from torchcts_cases.spec import CaseSpec
-from torchcts_cases.suites import all_hand_cases
+from torchcts_cases.spec import CaseSpec, Selection
+from torchcts_cases.trace_store import StoredTrace, encode, read_trace
 
-TRACE_VERSION = 2
-TRACE_DTYPES = ("float32", "int64", "bool")
-TRACE_VARIANTS = {"forward": 2, "inplace": 1, "out": 1, "backward": 1}
+TRACE_VERSION = 3  # 3: every case of the universe, per case
+SEED_DIR = Path(__file__).parent / "coverage_seed"
+FLUSH_SECONDS = 60.0
+FIRST_DTYPES = ("float32", "int64", "bool", "float64")
+Progress = Callable[[str], None]
 
 
-_Recorder = OverloadRecorder
+def trace_key() -> dict[str, Any]:
+    """What a trace is valid for: this torch, this index format and OpInfo source."""
+    return {
+        "torch": torch.__version__,
+        "index_version": index.INDEX_VERSION,
+        "opinfo": index.opinfo_fingerprint(),
+        "trace_version": TRACE_VERSION,
+    }
+
+
+@functools.cache
+def catalog_digest() -> str:
+    """sha256 of this package's sources: when it changes, the universe is listed
+    again and only case ids the trace lacks are traced."""
+    digest = hashlib.sha256()
+    root = Path(__file__).parent
+    for file in sorted(root.rglob("*.py")):
+        digest.update(file.relative_to(root).as_posix().encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def trace_path() -> Path:
+    """The cached trace of this torch and index."""
+    return index.index_dir() / f"coverage-trace-v{TRACE_VERSION}.json"
+
+
+def seed_path() -> Path:
+    """The packaged seed for this torch version."""
+    return SEED_DIR / f"{slug(torch.__version__)}.json.gz"
+
+
+def load() -> StoredTrace | None:
+    """The cached trace, else the packaged seed, when either is of this torch/index."""
+    key = trace_key()
+    return read_trace(trace_path(), key) or read_trace(seed_path(), key)
+
+
+def is_current(trace: StoredTrace | None) -> bool:
+    """A complete trace of this very catalog: nothing to list or trace."""
+    return trace is not None and trace.complete and trace.catalog == catalog_digest()
+
+
+def universe_manifest() -> Manifest:
+    """A manifest that declares everything: selection then lists every case."""
+    return Manifest(
+        path=Path("coverage-trace"),
+        digest="",
+        device="coverage-trace",  # not "cpu": cases needing another device are listed
+        backend_name="coverage-trace",
+        dtypes=dict.fromkeys(DTYPE_NAMES, True),
+        capabilities=(
+            *VARIANT_CAPABILITIES,
+            *SUITE_CAPABILITIES,
+            *FEATURE_CAPABILITIES,
+        ),
+        level=8,
+        device_count=8,
+    )
+
+
+def universe() -> list[CaseSpec]:
+    """Every case the catalog has for this torch, in selection's run order."""
+    from torchcts_cases.select import select_cases
+
+    return select_cases(universe_manifest(), Selection(level=8)).runnable
+
+
+def build(progress: Progress | None = None) -> StoredTrace:
+    """The trace of the whole universe: cached when current, else topped up."""
+    old = load()
+    if is_current(old):
+        assert old is not None
+        return old
+    say = progress or _stderr
+    specs = universe()
+    trace = StoredTrace(key=trace_key(), catalog=catalog_digest(), universe=len(specs))
+    if old is not None:
+        trace.cpu_seconds = old.cpu_seconds
+    todo: list[CaseSpec] = []
+    for spec in specs:
+        trace.declare(spec.case_id, spec.surfaces)
+        if old is not None and old.has(spec.case_id):
+            trace.put(spec.case_id, old.reached(spec.case_id) or ())
+        else:
+            todo.append(spec)
+    todo.sort(key=_priority)
+    if todo:
+        say(
+            f"coverage trace: {len(todo):,} of {len(specs):,} cases to trace on the "
+            f"CPU (cached in {trace_path()}; an interrupted build resumes)"
+        )
+    _trace_all(trace, todo, say)
+    trace.complete = True
+    write_atomic(trace_path(), encode(trace))
+    return trace
+
+
+def _priority(spec: CaseSpec) -> int:
+    """Trace order: hand cases and error inputs (few), then the dtypes most backends
+    declare, so a build cut short already says most; a dtype keeps selection's
+    op -> variant -> sample order, which OpInfo's sample streams need to stay linear."""
+    if spec.suite != "opinfo" or spec.dtype is None:
+        return -1
+    if spec.dtype in FIRST_DTYPES:
+        return FIRST_DTYPES.index(spec.dtype)
+    return len(FIRST_DTYPES) + DTYPE_NAMES.index(spec.dtype)
+
+
+def _trace_all(trace: StoredTrace, todo: list[CaseSpec], say: Progress) -> None:
+    cpu = _manifest()
+    last = time.monotonic()
+    started = time.process_time()
+    try:
+        for done, spec in enumerate(todo, 1):
+            trace.put(spec.case_id, reached_by(spec, cpu))
+            if time.monotonic() - last >= FLUSH_SECONDS:
+                trace.cpu_seconds += time.process_time() - started
+                started = time.process_time()
+                write_atomic(trace_path(), encode(trace))
+                last = time.monotonic()
+                say(
+                    f"coverage trace: {done:,} of {len(todo):,} traced, "
+                    f"{trace.cpu_seconds / 60:.1f} CPU-min so far"
+                )
+    finally:  # an interrupted build keeps what it traced
+        trace.cpu_seconds += time.process_time() - started
+        if not trace.complete:
+            write_atomic(trace_path(), encode(trace))
 
 
 def _manifest() -> Manifest:
@@ -34,70 +188,96 @@ def _manifest() -> Manifest:
     )
 
 
-def trace_path() -> Path:
-    """The cached trace of this torch."""
-    return index.index_dir() / f"coverage-trace-v{TRACE_VERSION}.json"
-
-
-def observed_overloads() -> dict[str, dict[str, list[str]]]:
-    """{"opinfo": {overload: [op, ...]}, "suites": {overload: [case, ...]}}, cached."""
-    path = trace_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("torch") == torch.__version__ and isinstance(
-            data.get("trace"), dict
-        ):
-            trace: dict[str, dict[str, list[str]]] = data["trace"]
-            return trace
-    except (OSError, ValueError):
-        pass
-    trace = {"opinfo": _trace_opinfo(), "suites": _trace_suites()}
-    write_atomic(path, json.dumps({"torch": torch.__version__, "trace": trace}))
-    return trace
-
-
-def _run(
-    spec: CaseSpec, manifest: Manifest, hits: dict[str, set[str]], who: str
-) -> None:
+def reached_by(spec: CaseSpec, manifest: Manifest) -> set[str]:
+    """The overloads one case's CPU run dispatches (also when it fails part way)."""
     from torchcts_cases import prepare
 
-    recorder = _Recorder()
+    recorder = OverloadRecorder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             prepared = prepare(spec, manifest)
-            with recorder:
-                if spec.suite == "opinfo" and spec.variant != "out":
+            opinfo = spec.suite == "opinfo"
+            if opinfo:  # inputs are built on CPU and copied: no backend sees that
+                prepared.sample()  # type: ignore[attr-defined]
+                if spec.variant == "out":  # the functional reference runs on CPU
                     prepared.reference()
-                else:  # out= references are functional: run the out= call itself
+            with recorder:
+                if opinfo and spec.variant != "out":
+                    prepared.reference()
+                else:
+                    # out=: the out= call itself; a hand case: its check on CPU
+                    # (device-pair checks run CPU-only here: the same overloads)
                     prepared.run_on("cpu")
         except Exception:  # a failing sample still reached the overloads it dispatched
             pass
-    for name in recorder.seen:
-        hits.setdefault(name, set()).add(who)
+    return recorder.seen
 
 
-def _trace_opinfo() -> dict[str, list[str]]:
-    manifest = _manifest()
-    hits: dict[str, set[str]] = {}
-    done: set[tuple[str, str]] = set()
-    for dtype in TRACE_DTYPES:
-        for op, entry, variant, count in opinfo_groups(dtype):
-            if variant not in TRACE_VARIANTS or (op, variant) in done:
-                continue
-            done.add((op, variant))
-            for spec in group_specs(
-                op, entry, variant, dtype, range(min(count, TRACE_VARIANTS[variant]))
-            ):
-                _run(spec, manifest, hits, op)
-    return {k: sorted(v) for k, v in sorted(hits.items())}
+def observed_overloads(trace: StoredTrace) -> dict[str, dict[str, list[str]]]:
+    """{"opinfo": {overload: [op, ...]}, "suites": {overload: [case, ...]}}."""
+    hits: dict[str, dict[str, set[str]]] = {"opinfo": {}, "suites": {}}
+    for who, kind, at in _who(trace, trace.groups.items(), trace.cases.items()):
+        for name in trace.names_of(at):
+            hits[kind].setdefault(name, set()).add(who)
+    return {
+        kind: {k: sorted(v) for k, v in sorted(found.items())}
+        for kind, found in hits.items()
+    }
 
 
-def _trace_suites() -> dict[str, list[str]]:
-    manifest = _manifest()
-    hits: dict[str, set[str]] = {}
-    for case in all_hand_cases().values():
-        assert case.spec is not None
-        # device-pair checks run CPU-only here: still the overloads they dispatch
-        _run(case.spec, manifest, hits, case.spec.case_id)
-    return {k: sorted(v) for k, v in sorted(hits.items())}
+def declared_overloads(trace: StoredTrace) -> set[str]:
+    """Every surface some case declares (OpInfo: the op's aten packets)."""
+    names: set[str] = set()
+    for at in set(trace.declared.values()):
+        names.update(trace.names_of(at))
+    return names
+
+
+def _who(trace: StoredTrace, groups: Any, cases: Any) -> list[tuple[str, str, int]]:
+    """(who, "opinfo" or "suites", set position), once per distinct pair."""
+    out: set[tuple[str, str, int]] = set()
+    for prefix, row in groups:
+        suite, op = _suite_op(prefix)
+        who = op if suite == "opinfo" else prefix.rstrip("/")
+        kind = "opinfo" if suite == "opinfo" else "suites"
+        out.update((who, kind, at) for at in set(row) if at >= 0)
+    for case_id, at in cases:
+        suite, _ = _suite_op(case_id)
+        out.add((case_id, "opinfo" if suite == "opinfo" else "suites", at))
+    return sorted(out)
+
+
+def _suite_op(case_id: str) -> tuple[str, str]:
+    parts = case_id.split("/")
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def read_seed() -> StoredTrace | None:
+    """The packaged seed alone (what the README's figures are computed from, so
+    they do not depend on a machine's cache)."""
+    return read_trace(seed_path(), trace_key())
+
+
+def write_seed() -> Path:
+    """Package the cached trace as the seed (maintainers, after `build`). A partial
+    trace is packaged as partial: a build resumes from it, figures say so."""
+    trace = read_trace(trace_path(), trace_key())
+    if trace is None:
+        raise FileNotFoundError(f"{trace_path()}: no trace to package; build it first")
+    path = seed_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode(trace, compress=True))
+    return path
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    # python -m torchcts_cases.coverage_trace: build (resumes); --seed: package it
+    if "--seed" in sys.argv[1:]:
+        print(write_seed())
+    else:
+        print(f"{trace_path()}: {(build().complete and 'complete') or 'partial'}")

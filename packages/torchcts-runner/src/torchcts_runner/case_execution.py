@@ -145,8 +145,15 @@ def make_record(
         next_fix=outcome.next_fix,
         detail=detail,
         worker=ctx.worker,
-        extra=dict(ctx.extra),
+        extra=_extra(spec, ctx),
     )
+
+
+def _extra(spec: CaseSpec, ctx: CaseContext) -> dict[str, Any]:
+    """The context's extra facts plus the overloads the case reaches (`surfaces`):
+    what known-crash rules and the backend evidence store key on."""
+    surfaces = ctx.source.surfaces(spec)
+    return {**ctx.extra, "surfaces": list(surfaces)} if surfaces else dict(ctx.extra)
 
 
 def _reference_unavailable(
@@ -167,7 +174,7 @@ def _reference_unavailable(
         duration_s=round(duration, 6),
         isolation=ctx.isolation,
         worker=ctx.worker,
-        extra=dict(ctx.extra),
+        extra=_extra(spec, ctx),
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -118,6 +118,19 @@ class CaseSource:
             return _NoWatch()
         return cast(FallbackWatchLike, make(device))
 
+    def surfaces(self, spec: CaseSpec) -> tuple[str, ...]:
+        """The overloads `spec` reaches (the source's ``case_surfaces``), else the
+        surfaces it declares."""
+        find = getattr(self._module, "case_surfaces", None)
+        if find is None:
+            return tuple(spec.surfaces)
+        return tuple(find(spec))
+
+    def refresh_coverage(self, results_dir: Path) -> str | None:
+        """The source's ``refresh_coverage(results_dir)`` line, None without one."""
+        refresh = getattr(self._module, "refresh_coverage", None)
+        return None if refresh is None else str(refresh(results_dir))
+
     def spec_from_dict(self, data: dict[str, Any]) -> CaseSpec:
         """Inverse of ``CaseSpec.to_dict``."""
         return cast(CaseSpec, self._module.CaseSpec.from_dict(data))
@@ -179,3 +192,17 @@ def load_case_source(name: str = DEFAULT_CASE_SOURCE) -> CaseSource:
             f"case source {name!r} lacks {', '.join(missing)} (not yet implemented?)"
         )
     return CaseSource(name, module)
+
+
+def surfaces_from(name: str | None) -> Callable[[Any], tuple[str, ...]]:
+    """`CaseSource.surfaces` of the case source `name` (default: the default one),
+    loaded at the first call; a source that cannot load leaves declared surfaces."""
+
+    def surfaces(spec: Any) -> tuple[str, ...]:
+        try:
+            source = load_case_source(name or DEFAULT_CASE_SOURCE)
+        except CaseSourceError:
+            return tuple(getattr(spec, "surfaces", ()) or ())
+        return source.surfaces(spec)
+
+    return surfaces

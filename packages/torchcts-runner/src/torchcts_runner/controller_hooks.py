@@ -38,6 +38,7 @@ from torchcts_schema import (
 
 from torchcts_runner.background_plan import BackgroundPlan
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
+from torchcts_runner.classify import exception_type_name
 from torchcts_runner.crash_evidence import read_evidence
 from torchcts_runner.crash_handling import CrashHandling
 from torchcts_runner.crash_recorder import CrashRecorder
@@ -504,6 +505,8 @@ class ControllerRole:
             signum=signum,
             in_flight=len(self.in_flight),
         )
+        if done.complete and not interrupted and not self.settings.is_subset:
+            self.summary_lines += self._refresh_coverage()
         if self.settings.recheck and self.plan is not None and not interrupted:
             self.summary_lines += recheck_lines(
                 self.settings, self.run_key, self.plan, self.controller.records
@@ -514,6 +517,16 @@ class ControllerRole:
             and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
         ):
             session.exitstatus = pytest.ExitCode.OK
+
+    def _refresh_coverage(self) -> list[str]:
+        """results/coverage/ from the case source's cached trace, as the results page
+        lists it among a full run's files; a failure there never fails the run."""
+        try:
+            source = load_case_source(self.settings.case_source)
+            line = source.refresh_coverage(self.settings.results_dir)
+        except Exception as exc:  # the run's own results are written already
+            return [f"coverage: not refreshed ({exception_type_name(exc)}: {exc})"]
+        return [line] if line else []
 
     def _write_status(self, done: FinishSummary | None, *, complete: bool) -> None:
         """Tell torchcts-run how the session really ended (its exit status)."""

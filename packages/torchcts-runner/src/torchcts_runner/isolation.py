@@ -54,6 +54,7 @@ from torchcts_schema import (
     slug,
 )
 
+from torchcts_runner.casesource import surfaces_from
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.defaults import ISOLATE_MODES
@@ -103,6 +104,7 @@ class IsolationPolicy:
                 manifest,
                 torch_version=torch_version,
                 hardware_key=self.hardware_key,
+                surfaces=surfaces_from(self.options.get("case_source")),
             )
             if ledger is not None and manifest is not None
             else None

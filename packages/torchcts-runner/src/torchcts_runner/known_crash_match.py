@@ -1,5 +1,9 @@
 """Which known-crash rules cover a case, for this backend, torch and hardware.
 
+A rule's ``surface`` glob is matched against the surfaces a case declares and the
+dispatcher overloads it reaches (`surfaces`, the case source's coverage trace), so
+a rule can name ``aten::add.Tensor`` and cover exactly the cases that dispatch it.
+
 One matcher serves both users of the ledger: the isolation policy (a covered case runs
 in a child) and a recheck of the exclusions (a covered case is rechecked, isolated, and
 its rule judged by how it ends).
@@ -7,6 +11,7 @@ its rule judged by how it ends).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +31,10 @@ class KnownCrashMatcher:
         *,
         torch_version: str | None,
         hardware_key: str | None,
+        surfaces: Callable[[Any], Iterable[str]] | None = None,
     ) -> None:
         self.ledger = ledger
+        self._surfaces = surfaces
         self.backends = [manifest.device, manifest.backend_name]
         self.torch_version = torch_version
         self.hardware_key = hardware_key
@@ -40,6 +47,7 @@ class KnownCrashMatcher:
         ledger_path: Path | None = None,
         torch_version: str | None = None,
         hardware_key: str | None = None,
+        surfaces: Callable[[Any], Iterable[str]] | None = None,
     ) -> KnownCrashMatcher:
         """The packaged rules plus the project's (``ledger_path`` or
         ``./known_segfaults.json``); a bad ledger raises `ArtifactError` naming it."""
@@ -48,14 +56,22 @@ class KnownCrashMatcher:
             manifest,
             torch_version=torch_version,
             hardware_key=hardware_key,
+            surfaces=surfaces,
         )
+
+    def surfaces_of(self, spec: Any) -> tuple[str, ...]:
+        """The declared surfaces of `spec` and the overloads it reaches, sorted."""
+        found = set(getattr(spec, "surfaces", ()) or ())
+        if self._surfaces is not None:
+            found.update(self._surfaces(spec))
+        return tuple(sorted(found))
 
     def rules(self, spec: Any) -> list[KnownCrashRule]:
         """The rules covering `spec` (a `CaseSpec` or anything with its fields)."""
         return self.ledger.rules_matching(
             spec.case_id,
             node_id_for_case(spec.case_id),
-            surfaces=tuple(getattr(spec, "surfaces", ()) or ()),
+            surfaces=self.surfaces_of(spec),
             dtype=spec.dtype,
             torch_version=self.torch_version,
             hardware_key=self.hardware_key,

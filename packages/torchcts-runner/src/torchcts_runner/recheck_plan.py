@@ -25,7 +25,7 @@ from torchcts_schema import (
     Manifest,
 )
 
-from torchcts_runner.casesource import CaseSource
+from torchcts_runner.casesource import CaseSource, surfaces_from
 from torchcts_runner.hardware import hardware_key
 from torchcts_runner.known_crash_match import KnownCrashMatcher
 from torchcts_runner.metadata import torch_version
@@ -108,6 +108,7 @@ def recheck_for(settings: RunSettings) -> RecheckPlan | None:
             settings.manifest,
             torch_version=torch_version(),
             hardware_key=hardware_key(settings.device),
+            surfaces=surfaces_from(settings.case_source),
         )
     except ArtifactError as exc:
         raise SelectionError(f"--recheck-exclusions: {exc}") from None

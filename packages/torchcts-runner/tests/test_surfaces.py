@@ -1,0 +1,93 @@
+"""Records carry the overloads their case reaches (the case source's
+``case_surfaces``), and a known-crash rule can name one overload."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from runner_helpers import journal_records, run_args, use_fake_source, write_manifest
+from torchcts_isolate import Ledger, LedgerRule
+from torchcts_runner.known_crash_match import KnownCrashMatcher
+from torchcts_schema import (
+    CaseSpec,
+    ExpectedSource,
+    Manifest,
+    Status,
+    rule_from_dict,
+)
+
+RULE = {
+    "id": "add-tensor", "backend": "simdev", "match": {"surface": "aten::add.Tensor"},
+    "expected_signal": "SIGSEGV", "reason": "segfaults in add.Tensor",
+    "owner": "tests", "repro": "torchcts-run ...", "review_after": "2099-01-01",
+}  # fmt: skip
+
+
+def _spec(sample: int) -> CaseSpec:
+    return CaseSpec(
+        f"opinfo/add/forward/float32/{sample}", "opinfo", "add", "forward",
+        "float32", sample, 1, ExpectedSource.CPU_REFERENCE, "forward", ("aten::add",),
+    )  # fmt: skip
+
+
+def test_a_surface_rule_matches_the_overload_a_case_reaches() -> None:
+    """Declared packets (aten::add) never match aten::add.Tensor; the reached
+    overloads do, and only for the case that reaches it."""
+    manifest = Manifest(path=Path("m.py"), digest="", device="simdev",
+                        backend_name="simdev")  # fmt: skip
+    ledger = Ledger((LedgerRule(rule_from_dict(RULE), "known_segfaults.json", 0),))
+    reached = {0: ("aten::add.Tensor",), 1: ("aten::add.Scalar",)}
+
+    def surfaces(spec: CaseSpec) -> tuple[str, ...]:
+        return reached[spec.sample or 0]
+
+    declared_only = KnownCrashMatcher(
+        ledger, manifest, torch_version=None, hardware_key=None
+    )
+    traced = KnownCrashMatcher(
+        ledger, manifest, torch_version=None, hardware_key=None, surfaces=surfaces
+    )
+    assert declared_only.rule_ids(_spec(0)) == ()
+    assert traced.rule_ids(_spec(0)) == ("add-tensor",)
+    assert traced.rule_ids(_spec(1)) == ()
+    assert traced.surfaces_of(_spec(0)) == ("aten::add", "aten::add.Tensor")
+
+
+def test_records_carry_surfaces_and_the_ledger_isolates_by_overload(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the case source naming overloads, each record's extra lists them and a
+    rule on aten::segv.Tensor sends exactly that case to a child."""
+    use_fake_source(pytester, monkeypatch)
+    monkeypatch.setenv("FAKE_SURFACES", "ok,segv")
+    write_manifest(pytester, ["ok", "segv", "wrong"])
+    rule = {**RULE, "id": "fake-segv", "backend": "fake",
+            "match": {"surface": "aten::segv.Tensor"}}  # fmt: skip
+    (pytester.path / "known_segfaults.json").write_text(json.dumps({"rules": [rule]}))
+    result = pytester.runpytest_subprocess(*run_args("--isolate", "ledger"))
+    assert result.ret == 1, result.stdout.str()
+    got = {r.op: r for r in journal_records(pytester.path / "results").values()}
+    assert got["ok"].extra["surfaces"] == ["aten::ok.Tensor"]
+    assert "surfaces" not in got["wrong"].extra
+    assert got["segv"].isolation == "ledger" and got["segv"].status is Status.CRASHED
+    assert got["ok"].isolation == "none"
+
+
+def test_a_whole_run_refreshes_coverage_and_a_subset_does_not(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The case source's refresh_coverage runs once a whole run completed (its line
+    in the summary); a run of some ops leaves coverage/ alone."""
+    use_fake_source(pytester, monkeypatch)
+    monkeypatch.setenv("FAKE_COVERAGE", "1")
+    write_manifest(pytester, ["ok", "wrong"])
+    subset = pytester.runpytest_subprocess(*run_args("--torchcts-op", "ok"))
+    assert subset.ret == 0, subset.stdout.str()
+    assert not (pytester.path / "results" / "coverage").exists()
+    whole = pytester.runpytest_subprocess(*run_args())
+    assert whole.ret == 1, whole.stdout.str()
+    assert "coverage: fake summary written" in whole.stdout.str()
+    summary = pytester.path / "results" / "coverage" / "summary.md"
+    assert summary.read_text() == "fake\n"
