@@ -13,7 +13,7 @@ from torchcts_schema import Manifest
 from torchcts_cases.compare import compare
 from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.overload_capture import Call, Donor, captured_call, copy_call
-from torchcts_cases.overload_checks import matches_any, observe
+from torchcts_cases.overload_checks import observe, unsupported_against
 from torchcts_cases.overload_repro import overload_repro
 from torchcts_cases.overload_schema import adapt_call
 from torchcts_cases.prepared import PreparedCase
@@ -50,7 +50,9 @@ class OverloadCase(PreparedCase):
         if self._reference is _UNSET:
             call = self.call()
             try:
-                self._reference = self._observe(call, "cpu")
+                self._reference = observe(
+                    self.spec.variant, self.spec.op, self.functional, call, "cpu"
+                )
             except Exception as exc:
                 raise OracleUnavailable(
                     f"CPU's own {self.spec.variant} call of aten::{self.spec.op} "
@@ -62,7 +64,17 @@ class OverloadCase(PreparedCase):
         """The check on `device`; a device error propagates (the runner classifies
         it), except inside the out= resize and dtype checks, where it is compared
         with the CPU's own error unless it says the kernel is missing."""
-        return self._observe(self.call(), device)
+        unsupported = unsupported_against(
+            self.reference(), self.manifest.unsupported_patterns
+        )
+        return observe(
+            self.spec.variant,
+            self.spec.op,
+            self.functional,
+            self.call(),
+            device,
+            unsupported,
+        )
 
     def judge(
         self, expected: object, observed: object, *, metadata_only: bool = False
@@ -88,7 +100,10 @@ class OverloadCase(PreparedCase):
         """The shared facts, and the aten overloads the CPU check reaches."""
         facts = super().facts(expected, observed, metadata_only=metadata_only)
         call = self.call()
-        facts["aten"] = overloads_reached(lambda: self._observe(call, "cpu"))
+        variant, target = self.spec.variant, self.spec.op
+        facts["aten"] = overloads_reached(
+            lambda: observe(variant, target, self.functional, call, "cpu")
+        )
         facts["donor"] = {**self.donor.to_dict(), "overload": self.donor_overload}
         return facts
 
@@ -102,14 +117,3 @@ class OverloadCase(PreparedCase):
     ) -> str:
         """A standalone script: the call, the check on CPU and on `device`."""
         return overload_repro(self, device, backend_import, backend_options)
-
-    def _observe(self, call: Call, device: str) -> dict[str, Any]:
-        unsupported = matches_any(self.manifest.unsupported_patterns)
-        return observe(
-            self.spec.variant,
-            self.spec.op,
-            self.functional,
-            call,
-            device,
-            unsupported,
-        )

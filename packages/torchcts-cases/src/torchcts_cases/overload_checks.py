@@ -26,7 +26,7 @@ import torch
 
 from torchcts_cases.compare import RaisedError
 from torchcts_cases.overload_capture import Call
-from torchcts_cases.overload_schema import op_overload, out_arguments
+from torchcts_cases.overload_schema import op_overload, out_arguments, schema
 from torchcts_cases.suites.base import holds, storage_id
 from torchcts_cases.transfer import tensors_in, to_device, to_host
 
@@ -43,7 +43,8 @@ VARIANT_KEYS = {
         "in-place write seen by a view",
     ),
 }
-Unsupported = Callable[[BaseException], bool]
+# (observation key, the device's exception) -> is it a missing kernel, not a result
+Unsupported = Callable[[str, BaseException], bool]
 
 
 def wrong_dtype(dtype: torch.dtype) -> torch.dtype | None:
@@ -60,7 +61,7 @@ def observe(
     functional: str,
     call: Call,
     device: str,
-    unsupported: Unsupported = lambda exc: False,
+    unsupported: Unsupported = lambda key, exc: False,
 ) -> dict[str, Any]:
     """The observations of one variant on `device` (host copies)."""
     args, kwargs = to_device(call, device)  # always copies: the call stays as it was
@@ -71,22 +72,29 @@ def observe(
         return _inplace(target, args, kwargs)
     template = op_overload(functional)(*args, **kwargs)
     names = out_arguments(target)
+    # a factory's out= overload takes no dtype or device: the out tensor says them
+    taken = {a.name for a in schema(target).arguments}
+    kwargs = {k: v for k, v in kwargs.items() if k in taken}
     if variant == "out":
         return _out(target, args, kwargs, names, template)
+    keys = VARIANT_KEYS.get(variant, ())
+
+    def attempt(
+        key: str, shape: tuple[int, ...] | None, dtype: torch.dtype | None
+    ) -> object:
+        outs = _outs_like(template, names, _device_of(args, kwargs), shape, dtype)
+        return _attempt(target, args, kwargs, names, outs, key, unsupported)
+
     if variant == "out_resize":
-        empty = _attempt(target, args, kwargs, names, template, (0,), None, unsupported)
         numel = max((t.numel() for t in tensors_in(template)), default=0)
-        wrong = _attempt(
-            target, args, kwargs, names, template, (numel + 1,), None, unsupported
-        )
-        keys = VARIANT_KEYS[variant]
-        return {keys[0]: empty, keys[1]: wrong}
+        return {
+            keys[0]: attempt(keys[0], (0,), None),
+            keys[1]: attempt(keys[1], (numel + 1,), None),
+        }
     if variant == "out_dtype":
-        first = tensors_in(template)[0]
-        refused = wrong_dtype(first.dtype)
+        refused = wrong_dtype(tensors_in(template)[0].dtype)
         assert refused is not None  # the index generates out_dtype only then
-        found = _attempt(target, args, kwargs, names, template, None, refused, unsupported)
-        return {VARIANT_KEYS[variant][0]: found}
+        return {keys[0]: attempt(keys[0], None, refused)}
     raise ValueError(f"unknown overload-case variant {variant!r}")
 
 
@@ -163,20 +171,18 @@ def _attempt(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     names: Sequence[str],
-    template: Any,
-    shape: tuple[int, ...] | None,
-    first_dtype: torch.dtype | None,
+    outs: dict[str, Any],
+    key: str,
     unsupported: Unsupported,
 ) -> object:
     """The outs after an out= call into badly shaped or typed outs, or the error it
     raised (a device's missing kernel is raised on: it is no result)."""
-    outs = _outs_like(template, names, _device_of(args, kwargs), shape, first_dtype)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # resizing a non-empty out warns
             op_overload(target)(*args, **kwargs, **outs)
     except Exception as exc:
-        if unsupported(exc):
+        if unsupported(key, exc):
             raise
         return RaisedError.of(exc)
     return to_host([outs[n] for n in names])
@@ -187,8 +193,15 @@ def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return str(found[0].device) if found else "cpu"
 
 
-def matches_any(patterns: Sequence[str]) -> Unsupported:
-    """An `Unsupported` test from the manifest's unsupported patterns."""
-    return lambda exc: any(
-        re.search(p, f"{type(exc).__name__}: {exc}") for p in patterns
-    )
+def unsupported_against(expected: object, patterns: Sequence[str]) -> Unsupported:
+    """An `Unsupported` test: the device's error matches one of the manifest's
+    unsupported patterns and the CPU's own error under the same key (`expected`,
+    the CPU's observations) does not."""
+
+    def test(key: str, exc: BaseException) -> bool:
+        want = expected.get(key) if isinstance(expected, dict) else None
+        said = f"{want.type_name}: {want.message}" if isinstance(want, RaisedError) else ""
+        text = f"{type(exc).__name__}: {exc}"
+        return any(re.search(p, text) and not re.search(p, said) for p in patterns)
+
+    return test

@@ -30,6 +30,18 @@ NOT_GENERATED: tuple[tuple[str, str], ...] = (
     ("set_*", "re-points storage: the views and mutation suites judge aliasing"),
     ("*_copy_from*", "a device-transfer hook, not an op of one device"),
     ("record_stream*", "a stream hook, not an op with values"),
+    # random ops that draw from the default generator without a Generator argument
+    ("rand*", "random: its values come from the device's generator (rng suite)"),
+    ("native_dropout", "random: its mask comes from the device's generator"),
+    ("*_window*", "a window factory: the window case family judges these"),
+    (
+        "_ctc_loss",
+        "its log_alpha output leaves the entries past each target uninitialised",
+    ),
+    (
+        "_ctc_loss.*",
+        "its log_alpha output leaves the entries past each target uninitialised",
+    ),
     ("*quantize*", "quantized tensors are outside the dense-tensor contract"),
     ("q_*", "quantized tensors are outside the dense-tensor contract"),
     ("*sparse*", "sparse layouts are outside the dense-tensor contract"),
@@ -141,7 +153,7 @@ def functional_sibling(ovl: Overload) -> str | None:
     itself for backward and call overloads; None when there is none."""
     if ovl.kind in (BACKWARD, CALL):
         return ovl.name
-    target = _signature(schema(ovl.name))
+    target = _signature(schema(ovl.name), _FACTORY_OPTIONS)
     packet = getattr(torch.ops.aten, ovl.base, None)
     if packet is None:
         return None
@@ -151,15 +163,26 @@ def functional_sibling(ovl: Overload) -> str | None:
         name = ovl.base if overload == "default" else f"{ovl.base}.{overload}"
         if _kind(name) not in (CALL, BACKWARD):
             continue
-        if _signature(schema(name)) == target:
+        if _signature(schema(name), _FACTORY_OPTIONS) == target:
             found.append(name)
     found.sort(key=lambda n: (n.partition(".")[2] or "default") != same_name)
     return found[0] if found else None
 
 
-def _signature(s: Any) -> tuple[tuple[str, str], ...]:
-    """(name, type) of the non-out arguments (alias annotations are not types)."""
-    return tuple((a.name, str(a.type)) for a in s.arguments if not a.is_out)
+# a factory's functional overload takes these where its out= overload takes none
+_FACTORY_OPTIONS = frozenset(["dtype", "layout", "device", "pin_memory"])
+
+
+def _signature(
+    s: Any, optional: frozenset[str] = frozenset()
+) -> tuple[tuple[str, str], ...]:
+    """(name, type) of the non-out arguments (alias annotations are not types),
+    without the defaulted ones named in `optional`."""
+    return tuple(
+        (a.name, str(a.type))
+        for a in s.arguments
+        if not a.is_out and not (a.name in optional and a.has_default_value())
+    )
 
 
 def out_arguments(name: str) -> list[str]:
