@@ -100,7 +100,9 @@ def test_a_dropped_inplace_write_fails_the_storage_property(tmp_path: Path) -> N
     record = _record(tmp_path, INPLACE_CASE, [rule])
     assert record.status is Status.FAILED
     assert record.mismatch is not None
-    assert record.mismatch.startswith("index_fill_.int_Scalar.in-place storage written: ")
+    assert record.mismatch.startswith(
+        "index_fill_.int_Scalar.in-place storage written: "
+    )
     assert "are not close" in record.mismatch
 
 

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 
 from torchcts_schema import Manifest
 
-from torchcts_cases.catalog import OPINFO_SUITE, OVERLOAD_SUITE, get_case
+from torchcts_cases.catalog import OPINFO_SUITE, get_case
 from torchcts_cases.compare import RaisedError
 from torchcts_cases.fallback_watch import FallbackWatch, watch_fallbacks
 from torchcts_cases.levels import LEVEL_DOCS
 from torchcts_cases.oracle_log import oracle_failures_path, write_oracle_failure
+from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.replay import all_replayed, replay_for, use_inputs_from
 from torchcts_cases.select import all_suites, not_run_record, select_cases

@@ -140,6 +140,22 @@ def overload_spec(name: str, variant: str, dtype: str) -> CaseSpec:
     )
 
 
+def _overload_case(
+    case_id: str, op: str, variant: str, dtype: str | None, sample: int | None
+) -> CaseSpec:
+    """The spec of a generated overload case id; KeyError when the index has none."""
+    generated = index.shard(index.OVERLOADS_SHARD).get(op, {})
+    if (
+        "reason" in generated
+        or variant not in generated.get("variants", ())
+        or dtype is None
+        or dtype != generated["donor"]["dtype"]
+        or sample != 0
+    ):
+        raise KeyError(f"no generated overload case {case_id!r} in this torch")
+    return overload_spec(op, variant, dtype)
+
+
 def overload_entry(spec: CaseSpec) -> dict[str, Any]:
     """The index entry behind a generated overload case."""
     return index.shard(index.OVERLOADS_SHARD)[spec.op]
@@ -152,15 +168,7 @@ def get_case(case_id: str) -> CaseSpec:
     except ValueError as exc:
         raise KeyError(str(exc)) from None
     if suite == OVERLOAD_SUITE:
-        entry = index.shard(index.OVERLOADS_SHARD).get(op, {})
-        if (
-            "reason" in entry
-            or variant not in entry.get("variants", ())
-            or dtype != entry["donor"]["dtype"]
-            or sample != 0
-        ):
-            raise KeyError(f"no generated overload case {case_id!r} in this torch")
-        return overload_spec(op, variant, dtype)
+        return _overload_case(case_id, op, variant, dtype, sample)
     if suite != OPINFO_SUITE:
         from torchcts_cases.suites import hand_case
 

@@ -209,9 +209,7 @@ def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
     ):
         return None
     ops = data["shards"].get(name)
-    if not isinstance(ops, dict) or not all(
-        _validator(name)(v) for v in ops.values()
-    ):
+    if not isinstance(ops, dict) or not all(_validator(name)(v) for v in ops.values()):
         return None
     entries: dict[str, dict[str, Any]] = ops
     return entries

@@ -26,7 +26,9 @@ _UNSET: Any = object()
 class OverloadCase(PreparedCase):
     """One overload in one variant, on the call its index entry names."""
 
-    def __init__(self, spec: CaseSpec, manifest: Manifest, entry: dict[str, Any]) -> None:
+    def __init__(
+        self, spec: CaseSpec, manifest: Manifest, entry: dict[str, Any]
+    ) -> None:
         super().__init__(spec, manifest)
         donor = entry["donor"]
         self.donor = Donor(donor["op"], donor["dtype"], donor["grad"])

@@ -98,7 +98,9 @@ def observe(
     raise ValueError(f"unknown overload-case variant {variant!r}")
 
 
-def _inplace(target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _inplace(
+    target: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
     self_ = args[0]
     view = self_.view(self_.shape)
     before = storage_id(self_)
@@ -106,7 +108,9 @@ def _inplace(target: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict
     keys = VARIANT_KEYS["inplace"]
     first = returned[0] if isinstance(returned, tuple | list) else returned
     return {
-        keys[0]: holds(first is self_, f"returned a {type(first).__name__} that is not self"),
+        keys[0]: holds(
+            first is self_, f"returned a {type(first).__name__} that is not self"
+        ),
         keys[1]: holds(
             storage_id(self_) == before, "self was re-pointed at another storage"
         ),
@@ -130,7 +134,9 @@ def _outs_like(
         nonlocal made
         dtype = first_dtype if first_dtype is not None and made == 0 else t.dtype
         made += 1
-        return torch.empty(t.shape if shape is None else shape, dtype=dtype, device=device)
+        return torch.empty(
+            t.shape if shape is None else shape, dtype=dtype, device=device
+        )
 
     if len(names) == 1:
         value = template
@@ -156,7 +162,8 @@ def _out(
     return {
         keys[0]: to_host([outs[n] for n in names]),
         keys[1]: holds(
-            len(got) == len(passed) and all(a is b for a, b in zip(got, passed, strict=True)),
+            len(got) == len(passed)
+            and all(a is b for a, b in zip(got, passed, strict=True)),
             "did not return the out tensors it was given",
         ),
         keys[2]: holds(
@@ -200,7 +207,9 @@ def unsupported_against(expected: object, patterns: Sequence[str]) -> Unsupporte
 
     def test(key: str, exc: BaseException) -> bool:
         want = expected.get(key) if isinstance(expected, dict) else None
-        said = f"{want.type_name}: {want.message}" if isinstance(want, RaisedError) else ""
+        said = (
+            f"{want.type_name}: {want.message}" if isinstance(want, RaisedError) else ""
+        )
         text = f"{type(exc).__name__}: {exc}"
         return any(re.search(p, text) and not re.search(p, said) for p in patterns)
 

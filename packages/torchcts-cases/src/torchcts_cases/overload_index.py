@@ -104,6 +104,9 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
     last = f"no OpInfo sample calls {ovl.base} or a sibling of it"
     for donor_overload in donors:
         for donor, (args, kwargs) in captures[donor_overload]:
+            if any(t.layout != torch.strided for t in tensors_in([list(args), kwargs])):
+                last = "its captured call takes a sparse tensor (outside the dense contract)"
+                continue
             adapted = adapt_call(donor_overload, args, kwargs, functional)
             if isinstance(adapted, str):
                 last = adapted
@@ -144,9 +147,7 @@ def _cpu_variants(
 def _cpu_problem(variant: str, target: str, functional: str, call: Call) -> str | None:
     try:
         if variant == "out_dtype":
-            template = tensors_in(
-                _functional_result(functional, call)
-            )
+            template = tensors_in(_functional_result(functional, call))
             if not template or wrong_dtype(template[0].dtype) is None:
                 return "a bool result casts into every dtype: no out dtype is refused"
         first = observe(variant, target, functional, call, "cpu")

@@ -92,7 +92,10 @@ def attempt(a, kw, template, device, shape, first_dtype=None):
 
 
 def overload_repro(
-    case: _OverloadLike, device: str, backend_import: str | None, options: dict[str, Any]
+    case: _OverloadLike,
+    device: str,
+    backend_import: str | None,
+    options: dict[str, Any],
 ) -> str:
     """The repro script of one generated overload case."""
     spec = case.spec

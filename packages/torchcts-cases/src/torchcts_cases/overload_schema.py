@@ -19,7 +19,6 @@ import torch
 
 from torchcts_cases.overload_variants import BACKWARD, CALL, INPLACE, OUT
 
-
 _NUMBERS = (bool, int, float, complex)
 # (glob on the overload without "aten::", reason): what no generated case judges
 NOT_GENERATED: tuple[tuple[str, str], ...] = (
@@ -50,9 +49,11 @@ NOT_GENERATED: tuple[tuple[str, str], ...] = (
 # tie-breaking ops whose returned indices may legally differ from the CPU's
 # (OpInfo judges them as legal outputs: `opinfo_source.TIE_OPS`)
 TIE_PACKETS = frozenset(
-    ["sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian", "msort"]
-    + ["max", "min", "cummax", "cummin", "_cummax_helper", "_cummin_helper"]
-    + ["unique_dim", "_unique", "_unique2", "unique_consecutive"]
+    [
+        *("sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian"),
+        *("msort", "max", "min", "cummax", "cummin", "_cummax_helper"),
+        *("_cummin_helper", "unique_dim", "_unique", "_unique2", "unique_consecutive"),
+    ]
 )
 
 
@@ -92,7 +93,9 @@ def all_overloads() -> Iterator[Overload]:
     )
     for name in names:
         packet, _, overload = name.partition(".")
-        yield Overload(name, packet, overload or "default", _kind(name), base_packet(packet))
+        yield Overload(
+            name, packet, overload or "default", _kind(name), base_packet(packet)
+        )
 
 
 def base_packet(packet: str) -> str:

@@ -35,7 +35,6 @@ from torchcts_schema import (
 from torchcts_cases import index
 from torchcts_cases.catalog import (
     OPINFO_SUITE,
-    OVERLOAD_SUITE,
     group_prefix,
     group_source,
     group_specs,
@@ -44,6 +43,7 @@ from torchcts_cases.catalog import (
 )
 from torchcts_cases.levels import opinfo_level
 from torchcts_cases.not_run import GroupRecords, Reason, not_run_record
+from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.spec import CaseSpec, SelectedCases, Selection
 from torchcts_cases.suites import HandCase, all_hand_cases
 
