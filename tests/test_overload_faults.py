@@ -4,7 +4,9 @@ broke: out= results, in-place storage, backward results; the clean simdev passes
 same cases, and the sibling case the rule does not reach passes under it.
 
 Each case runs end to end through the runner's `execute_case` (backend import and
-fault profile from the manifest, CPU reference, device run, judgement, record).
+fault profile from the manifest, CPU reference, device run, judgement, record). The
+first case replays an OpInfo sample, so it pays the OpInfo import once (about 11 s on
+an idle machine); the others take well under a second.
 """
 
 from __future__ import annotations
