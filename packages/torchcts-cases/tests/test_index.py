@@ -238,3 +238,17 @@ def test_counted_sample_is_the_one_a_case_rebuilds(op_name: str) -> None:
     assert torch.equal(item.input, again.input)
     with pytest.raises(opinfo_source.OracleUnavailable):
         opinfo_source.build_sample(op, "forward", torch.float16, last + 1, seed=3)
+
+
+def test_adding_a_shard_to_the_seed_keeps_the_others(
+    builds: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`add_to_seed` builds only the named shards and keeps the seed's others; with
+    no seed of this torch and OpInfo it refuses, naming the file."""
+    monkeypatch.setattr(index, "SEED_DIR", tmp_path / "seed")
+    with pytest.raises(ValueError, match="no seed of this torch and OpInfo"):
+        index.add_to_seed(["float64"])
+    index.write_seed(["float32"])
+    index.add_to_seed(["float64"])
+    assert builds == ["float32", "float64"]
+    assert index.seed_shard_names() == ["float32", "float64"]

@@ -19,6 +19,7 @@ from torchcts_cases.compare import RaisedError
 from torchcts_cases.fallback_watch import FallbackWatch, watch_fallbacks
 from torchcts_cases.levels import LEVEL_DOCS
 from torchcts_cases.oracle_log import oracle_failures_path, write_oracle_failure
+from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.replay import all_replayed, replay_for, use_inputs_from
 from torchcts_cases.select import all_suites, not_run_record, select_cases
@@ -47,6 +48,11 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
         return OpInfoCase(
             spec, manifest, entry.get("mode"), replay_for(spec.case_id), built_from
         )
+    if spec.suite == OVERLOAD_SUITE:
+        from torchcts_cases.catalog import overload_entry
+        from torchcts_cases.overload_case import OverloadCase
+
+        return OverloadCase(spec, manifest, overload_entry(spec))
     from torchcts_cases.hand_case import HandPrepared
     from torchcts_cases.suites import hand_case
 
@@ -66,14 +72,17 @@ def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
 
     PyTorch's OpInfo database takes seconds to import; a process that will run OpInfo
     cases pays that once here, outside every case's limit, unless every one of them
-    replays saved inputs (`use_inputs_from`). `specs` None: assume it will. The
-    coverage trace, which names each record's overloads, is read here too.
+    replays saved inputs (`use_inputs_from`). Generated overload cases replay an
+    OpInfo sample too. `specs` None: assume it will. The coverage trace, which
+    names each record's overloads, is read here too.
     """
     from torchcts_cases.surface_lookup import reached_overloads
 
     reached_overloads("")  # one read of the trace per process, before any case
-    opinfo = None if specs is None else [s for s in specs if s.suite == OPINFO_SUITE]
-    if opinfo is None or (opinfo and not all_replayed(opinfo)):
+    listed = None if specs is None else list(specs)
+    opinfo = None if listed is None else [s for s in listed if s.suite == OPINFO_SUITE]
+    overloads = listed is not None and any(s.suite == OVERLOAD_SUITE for s in listed)
+    if opinfo is None or overloads or (opinfo and not all_replayed(opinfo)):
         from torchcts_cases.opinfo_source import op_table
 
         use_inputs_from(None)  # OpInfo loads anyway: every case builds from it

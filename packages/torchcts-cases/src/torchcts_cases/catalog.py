@@ -13,7 +13,10 @@ from typing import Any
 from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_case_id
 
 from torchcts_cases import index
-from torchcts_cases.levels import is_primitive, opinfo_level
+from torchcts_cases.levels import dtype_tier, is_primitive, opinfo_level
+from torchcts_cases.overload_schema import base_packet
+from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
+from torchcts_cases.overload_variants import VARIANT_FACTS
 from torchcts_cases.spec import CaseSpec
 
 OPINFO_SUITE = "opinfo"
@@ -120,12 +123,64 @@ def built_sample(entry: dict[str, Any], variant: str, sample: int) -> int:
     return sample if samples is None else int(samples[sample])
 
 
+def overload_cases() -> Iterator[tuple[CaseSpec, str]]:
+    """The generated overload cases (`overload_index`), each with the name a
+    manifest's OPS and DTYPES match it by (its functional packet: ``add`` for
+    ``add_.Tensor``), in overload order."""
+    for name, entry in sorted(index.shard(index.OVERLOADS_SHARD).items()):
+        if "reason" in entry:
+            continue
+        packet = base_packet(name.partition(".")[0])
+        for variant in entry["variants"]:
+            yield overload_spec(name, variant, entry["donor"]["dtype"]), packet
+
+
+def overload_spec(name: str, variant: str, dtype: str) -> CaseSpec:
+    """The spec of one generated overload case (sample 0: its first donor)."""
+    level, capability = VARIANT_FACTS[variant]
+    return CaseSpec(
+        make_case_id(OVERLOAD_SUITE, name, variant, dtype, 0),
+        OVERLOAD_SUITE,
+        name,
+        variant,
+        dtype,
+        0,
+        max(level, dtype_tier(dtype)),
+        ExpectedSource.CPU_REFERENCE,
+        capability,
+        (f"aten::{name}",),
+    )
+
+
+def _overload_case(
+    case_id: str, op: str, variant: str, dtype: str | None, sample: int | None
+) -> CaseSpec:
+    """The spec of a generated overload case id; KeyError when the index has none."""
+    generated = index.shard(index.OVERLOADS_SHARD).get(op, {})
+    if (
+        "reason" in generated
+        or variant not in generated.get("variants", ())
+        or dtype is None
+        or dtype != generated["donor"]["dtype"]
+        or sample != 0
+    ):
+        raise KeyError(f"no generated overload case {case_id!r} in this torch")
+    return overload_spec(op, variant, dtype)
+
+
+def overload_entry(spec: CaseSpec) -> dict[str, Any]:
+    """The index entry behind a generated overload case."""
+    return index.shard(index.OVERLOADS_SHARD)[spec.op]
+
+
 def get_case(case_id: str) -> CaseSpec:
     """The spec of one case id; KeyError when this torch has no such case."""
     try:
         suite, op, variant, dtype, sample = split_case_id(case_id)
     except ValueError as exc:
         raise KeyError(str(exc)) from None
+    if suite == OVERLOAD_SUITE:
+        return _overload_case(case_id, op, variant, dtype, sample)
     if suite != OPINFO_SUITE:
         from torchcts_cases.suites import hand_case
 

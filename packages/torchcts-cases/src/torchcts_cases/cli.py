@@ -165,6 +165,19 @@ def _parser() -> argparse.ArgumentParser:
         "excluded by reason) as JSON instead of a table",
     )
     p.set_defaults(func=_coverage)
+
+    p = tool.add(
+        "overloads",
+        "count the generated per-overload cases (suite aten) and list every "
+        "overload without one, with its reason",
+    )
+    p.add_argument(
+        "--not-generated",
+        action="store_true",
+        help="also list each overload and variant without a case, one per line",
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_overloads)
     return parser
 
 
@@ -381,6 +394,18 @@ def _coverage(args: argparse.Namespace) -> int:
             file=sys.stderr if args.json else sys.stdout,
         )
         return 1
+    return 0
+
+
+def _overloads(args: argparse.Namespace) -> int:
+    from torchcts_cases.overload_report import summary, summary_lines
+
+    data = summary()
+    if args.json:
+        _print(json.dumps(data, indent=1, sort_keys=True))
+    else:
+        for line in summary_lines(data, listing=args.not_generated):
+            _print(line)
     return 0
 
 

@@ -21,16 +21,22 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 
+from torchcts_cases.overload_variants import valid_entry as valid_overload_entry
+
 INDEX_FORMAT = "torchcts-case-index"
 INDEX_VERSION = 5  # 5: edge samples; 4: the nonfinite variant's counts, sample map
 ERRORS_SHARD = "error_inputs"
 OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
+# every aten overload's generated cases, or why none (`torchcts_cases.overload_index`)
+OVERLOADS_SHARD = "overloads"
+_NAMED_SHARDS = (ERRORS_SHARD, OPS_SHARD, OVERLOADS_SHARD)
 # nonfinite case N is built from forward sample entry[NONFINITE_SAMPLES][N]; absent
 # when that is forward sample N for every case (`catalog.built_sample`)
 NONFINITE_SAMPLES = "nonfinite_samples"
@@ -55,7 +61,7 @@ def index_dir() -> Path:
 
 def shard(name: str) -> dict[str, dict[str, Any]]:
     """Index entries of one dtype (or of the dtype-less error inputs), op -> facts."""
-    if name not in (ERRORS_SHARD, OPS_SHARD) and name not in DTYPE_NAMES:
+    if name not in _NAMED_SHARDS and name not in DTYPE_NAMES:
         raise KeyError(f"unknown dtype {name!r}")
     if name in _MEMO:
         return _MEMO[name]
@@ -97,11 +103,16 @@ def _read(path: Path, name: str) -> dict[str, dict[str, Any]] | None:
         and data.get("torch") == torch.__version__
         and data.get("shard") == name
         and isinstance(data.get("ops"), dict)
-        and all(_valid_entry(v) for v in data["ops"].values())
+        and all(_validator(name)(v) for v in data["ops"].values())
     ):
         return None
     ops: dict[str, dict[str, Any]] = data["ops"]
     return ops
+
+
+def _validator(name: str) -> Callable[[Any], bool]:
+    """How one entry of shard `name` is checked."""
+    return valid_overload_entry if name == OVERLOADS_SHARD else _valid_entry
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -155,6 +166,10 @@ def _valid_edges(entry: dict[str, Any]) -> bool:
 
 
 def _build(name: str) -> dict[str, dict[str, Any]]:
+    if name == OVERLOADS_SHARD:
+        from torchcts_cases import overload_index
+
+        return overload_index.build()
     from torchcts_cases import opinfo_source
 
     entries: dict[str, dict[str, Any]] = {}
@@ -218,7 +233,7 @@ def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
     ):
         return None
     ops = data["shards"].get(name)
-    if not isinstance(ops, dict) or not all(_valid_entry(v) for v in ops.values()):
+    if not isinstance(ops, dict) or not all(_validator(name)(v) for v in ops.values()):
         return None
     entries: dict[str, dict[str, Any]] = ops
     return entries
@@ -231,7 +246,10 @@ def write_seed(names: list[str]) -> Path:
     generation that keeps `INDEX_VERSION`, both still match this torch and OpInfo
     and would be written back unchanged.
     """
-    shards = {name: _build(name) for name in names}
+    return _write_seed_payload({name: _build(name) for name in names})
+
+
+def _write_seed_payload(shards: dict[str, dict[str, dict[str, Any]]]) -> Path:
     payload = {
         "format": INDEX_FORMAT,
         "version": INDEX_VERSION,
@@ -246,6 +264,31 @@ def write_seed(names: list[str]) -> Path:
     return path
 
 
+def add_to_seed(names: list[str]) -> Path:
+    """Rebuild `names` into the packaged seed and keep its other shards (maintainers).
+
+    For a new shard, or one whose generation changed alone: the others are kept only
+    from a seed of this torch, OpInfo and `INDEX_VERSION`, whose generation this
+    change left alone; refreshing every shard (`write_seed`) costs a pass over every
+    sample of every dtype.
+    """
+    try:
+        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
+    except (OSError, ValueError, EOFError):
+        data = None
+    if not (
+        isinstance(data, dict)
+        and data.get("format") == INDEX_FORMAT
+        and data.get("version") == INDEX_VERSION
+        and data.get("torch") == torch.__version__
+        and data.get("fingerprint") == opinfo_fingerprint()
+        and isinstance(data.get("shards"), dict)
+    ):
+        raise ValueError(f"{_seed_path()}: no seed of this torch and OpInfo to add to")
+    shards = {**data["shards"], **{name: _build(name) for name in names}}
+    return _write_seed_payload(shards)
+
+
 def seed_shard_names() -> list[str]:
     """The shards the packaged seed holds now (what a refresh rebuilds by default)."""
     try:
@@ -257,5 +300,9 @@ def seed_shard_names() -> list[str]:
 
 if __name__ == "__main__":
     # python -m torchcts_cases.index [float32 int64 ...]: refresh the packaged seed
-    # (by default every shard it already holds, so a refresh never drops dtypes)
-    print(write_seed(sys.argv[1:] or seed_shard_names()))
+    # (by default every shard it already holds, so a refresh never drops dtypes);
+    # python -m torchcts_cases.index --add overloads: rebuild only those shards
+    if sys.argv[1:2] == ["--add"]:
+        print(add_to_seed(sys.argv[2:]))
+    else:
+        print(write_seed(sys.argv[1:] or seed_shard_names()))

@@ -39,10 +39,12 @@ from torchcts_cases.catalog import (
     group_source,
     group_specs,
     opinfo_groups,
+    overload_cases,
     primitive_edges,
 )
 from torchcts_cases.levels import opinfo_level
 from torchcts_cases.not_run import GroupRecords, Reason, not_run_record
+from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.spec import CaseSpec, SelectedCases, Selection
 from torchcts_cases.suites import HandCase, all_hand_cases
 
@@ -55,9 +57,10 @@ RUN_BY_MANIFEST: Reason = (
 
 
 def all_suites() -> tuple[str, ...]:
-    """Suite names: "opinfo" first, then the hand-written suites."""
+    """Suite names: "opinfo" first, then the generated overload cases ("aten"),
+    then the hand-written suites."""
     hand = sorted({c.suite for c in all_hand_cases().values()})
-    return (OPINFO_SUITE, *hand)
+    return (OPINFO_SUITE, OVERLOAD_SUITE, *hand)
 
 
 def candidate_dtypes(manifest: Manifest, selection: Selection) -> list[str]:
@@ -104,6 +107,13 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
             if found is None:
                 found = _not_valid(entry, variant)
             _place_group(out, rules, op, entry, variant, dtype, count, found, declines)
+    for spec, packet in overload_cases():
+        if spec.dtype not in dtypes:
+            continue
+        found, declines = rules.decide(
+            out, spec.suite, spec.op, packet, spec.dtype, spec.capability, spec
+        )
+        _place(out, [spec], found, rules, declines)
     for hand in all_hand_cases().values():
         assert hand.spec is not None
         if hand.dtype is not None and hand.dtype not in dtypes:
@@ -251,7 +261,7 @@ class _Rules:
         name: str,
         dtype: str | None,
         capability: str,
-        samples: _Samples | HandCase,
+        samples: _Samples | HandCase | CaseSpec,
     ) -> tuple[Reason | None, tuple[Decline, ...]]:
         """A group's shared reason and, in a recheck, the entries declining it.
 
@@ -275,11 +285,13 @@ class _Rules:
         return (RUN_BY_MANIFEST if not declines else None), declines
 
     def _would_run(
-        self, samples: _Samples | HandCase, variant: str, dtype: str | None
+        self, samples: _Samples | HandCase | CaseSpec, variant: str, dtype: str | None
     ) -> int:
         """How many cases of a group its per-case reasons leave runnable."""
         if isinstance(samples, _Samples):
             return samples.in_level(self, variant, dtype)
+        if isinstance(samples, CaseSpec):
+            return int(self.sample_reason(samples) is None)
         assert samples.spec is not None
         blocked = self.hand_reason(samples) or self.sample_reason(samples.spec)
         return int(blocked is None)

@@ -1,0 +1,216 @@
+"""What a generated overload case observes on one device: the call, and the property
+its variant is about, each under a key that names the property.
+
+Every function takes the CPU arguments of the call (`overload_capture`), moves them
+to the device itself and returns observations copied back to the host; the CPU run
+of the same function is the expectation. A property that holds is ``True``; one
+that breaks is the sentence saying how (`suites.base.holds`), so a mismatch reads
+``add_.Tensor.in-place returns self: expected bool True, got str '...'``.
+
+Variants: ``call`` and ``backward`` (the overload called directly), ``out`` (an out=
+call into outs of the right shape: values, returns out, keeps the out's storage),
+``out_resize`` (an empty out and a wrong-shape out, both resized), ``out_dtype`` (an
+out of a dtype the result cannot be cast to: refused as the CPU refuses it, or
+accepted as it accepts it), ``inplace`` (returns self, keeps and writes self's
+storage, a view taken before the call sees the write).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from torchcts_cases.compare import RaisedError
+from torchcts_cases.overload_capture import Call
+from torchcts_cases.overload_schema import op_overload, out_arguments, schema
+from torchcts_cases.suites.base import holds, storage_id
+from torchcts_cases.transfer import tensors_in, to_device, to_host
+
+VARIANT_KEYS = {
+    "call": ("result",),
+    "backward": ("backward result",),
+    "out": ("out= result", "out= returns out", "out= keeps the out's storage"),
+    "out_resize": ("out= resizes an empty out", "out= resizes a wrong-shape out"),
+    "out_dtype": ("out= of a wrong dtype",),
+    "inplace": (
+        "in-place returns self",
+        "in-place keeps self's storage",
+        "in-place storage written",
+        "in-place write seen by a view",
+    ),
+}
+# (observation key, the device's exception) -> is it a missing kernel, not a result
+Unsupported = Callable[[str, BaseException], bool]
+
+
+def wrong_dtype(dtype: torch.dtype) -> torch.dtype | None:
+    """A dtype a result of `dtype` cannot be cast into (PyTorch's out= rule refuses
+    it), or None for bool, which casts into every dtype."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.int64
+    return None if dtype == torch.bool else torch.bool
+
+
+def observe(
+    variant: str,
+    target: str,
+    functional: str,
+    call: Call,
+    device: str,
+    unsupported: Unsupported = lambda key, exc: False,
+) -> dict[str, Any]:
+    """The observations of one variant on `device` (host copies)."""
+    args, kwargs = to_device(call, device)  # always copies: the call stays as it was
+    if variant in ("call", "backward"):
+        result = op_overload(target)(*args, **kwargs)
+        return {VARIANT_KEYS[variant][0]: to_host(result)}
+    if variant == "inplace":
+        return _inplace(target, args, kwargs)
+    template = op_overload(functional)(*args, **kwargs)
+    names = out_arguments(target)
+    # a factory's out= overload takes no dtype or device: the out tensor says them
+    taken = {a.name for a in schema(target).arguments}
+    kwargs = {k: v for k, v in kwargs.items() if k in taken}
+    if variant == "out":
+        return _out(target, args, kwargs, names, template)
+    keys = VARIANT_KEYS.get(variant, ())
+
+    def attempt(
+        key: str, shape: tuple[int, ...] | None, dtype: torch.dtype | None
+    ) -> object:
+        outs = _outs_like(template, names, _device_of(args, kwargs), shape, dtype)
+        return _attempt(target, args, kwargs, names, outs, key, unsupported)
+
+    if variant == "out_resize":
+        numel = max((t.numel() for t in tensors_in(template)), default=0)
+        return {
+            keys[0]: attempt(keys[0], (0,), None),
+            keys[1]: attempt(keys[1], (numel + 1,), None),
+        }
+    if variant == "out_dtype":
+        refused = wrong_dtype(tensors_in(template)[0].dtype)
+        assert refused is not None  # the index generates out_dtype only then
+        return {keys[0]: attempt(keys[0], None, refused)}
+    raise ValueError(f"unknown overload-case variant {variant!r}")
+
+
+def _inplace(
+    target: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    self_ = args[0]
+    view = self_.view(self_.shape)
+    before = storage_id(self_)
+    returned = op_overload(target)(*args, **kwargs)
+    keys = VARIANT_KEYS["inplace"]
+    first = returned[0] if isinstance(returned, tuple | list) else returned
+    return {
+        keys[0]: holds(
+            first is self_, f"returned a {type(first).__name__} that is not self"
+        ),
+        keys[1]: holds(
+            storage_id(self_) == before, "self was re-pointed at another storage"
+        ),
+        keys[2]: to_host(self_),
+        keys[3]: to_host(view),
+    }
+
+
+def _outs_like(
+    template: Any,
+    names: Sequence[str],
+    device: str,
+    shape: tuple[int, ...] | None,
+    first_dtype: torch.dtype | None,
+) -> dict[str, Any]:
+    """out= tensors for `template` (the functional result): its shapes and dtypes,
+    or all of `shape`, the first of `first_dtype`."""
+    made = 0
+
+    def one(t: torch.Tensor) -> torch.Tensor:
+        nonlocal made
+        dtype = first_dtype if first_dtype is not None and made == 0 else t.dtype
+        made += 1
+        return torch.empty(
+            t.shape if shape is None else shape, dtype=dtype, device=device
+        )
+
+    if len(names) == 1:
+        value = template
+        if isinstance(value, list | tuple):
+            return {names[0]: [one(t) for t in value]}
+        return {names[0]: one(value)}
+    return {name: one(t) for name, t in zip(names, template, strict=True)}
+
+
+def _out(
+    target: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    names: Sequence[str],
+    template: Any,
+) -> dict[str, Any]:
+    outs = _outs_like(template, names, _device_of(args, kwargs), None, None)
+    before = [storage_id(t) for t in tensors_in(outs)]
+    returned = op_overload(target)(*args, **kwargs, **outs)
+    passed = tensors_in([outs[n] for n in names])
+    got = tensors_in(returned)
+    keys = VARIANT_KEYS["out"]
+    return {
+        keys[0]: to_host([outs[n] for n in names]),
+        keys[1]: holds(
+            len(got) == len(passed)
+            and all(a is b for a, b in zip(got, passed, strict=True)),
+            "did not return the out tensors it was given",
+        ),
+        keys[2]: holds(
+            [storage_id(t) for t in tensors_in(outs)] == before,
+            "an out of the right shape was given other storage",
+        ),
+    }
+
+
+def _attempt(
+    target: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    names: Sequence[str],
+    outs: dict[str, Any],
+    key: str,
+    unsupported: Unsupported,
+) -> object:
+    """The outs after an out= call into badly shaped or typed outs, or the error it
+    raised (a device's missing kernel is raised on: it is no result)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resizing a non-empty out warns
+            op_overload(target)(*args, **kwargs, **outs)
+    except Exception as exc:
+        if unsupported(key, exc):
+            raise
+        return RaisedError.of(exc)
+    return to_host([outs[n] for n in names])
+
+
+def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    found = tensors_in([list(args), kwargs])
+    return str(found[0].device) if found else "cpu"
+
+
+def unsupported_against(expected: object, patterns: Sequence[str]) -> Unsupported:
+    """An `Unsupported` test: the device's error matches one of the manifest's
+    unsupported patterns and the CPU's own error under the same key (`expected`,
+    the CPU's observations) does not."""
+
+    def test(key: str, exc: BaseException) -> bool:
+        want = expected.get(key) if isinstance(expected, dict) else None
+        said = (
+            f"{want.type_name}: {want.message}" if isinstance(want, RaisedError) else ""
+        )
+        text = f"{type(exc).__name__}: {exc}"
+        return any(re.search(p, text) and not re.search(p, said) for p in patterns)
+
+    return test

@@ -1,0 +1,60 @@
+"""The generated overload cases' variants: which kind of overload gets which, at what
+level, under which manifest capability. Plain data (no torch), read by the catalog
+when it lists cases and by the index when it builds them.
+
+Levels: the explicit sibling call and the in-place mutation properties are cheap and
+basic (2, with OpInfo's method and in-place variants); out= and its resize rule come
+with OpInfo's out= cases (3); the dtype rule and direct backward calls with the deeper
+variants (4). Level 1 (`make run`'s default) gets none of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SUITE = "aten"  # case ids: aten/<overload>/<variant>/<dtype>/0
+
+OUT = "out"
+INPLACE = "inplace"
+BACKWARD = "backward"
+CALL = "call"
+KINDS = (OUT, INPLACE, BACKWARD, CALL)
+
+# kind of overload -> the variants generated for it
+VARIANTS: dict[str, tuple[str, ...]] = {
+    OUT: ("out", "out_resize", "out_dtype"),
+    INPLACE: ("inplace",),
+    BACKWARD: ("backward",),
+    CALL: ("call",),
+}
+# variant -> (level, capability)
+VARIANT_FACTS: dict[str, tuple[int, str]] = {
+    "call": (2, "forward"),
+    "inplace": (2, "inplace"),
+    "out": (3, "out"),
+    "out_resize": (3, "out_semantics"),
+    "out_dtype": (4, "out_semantics"),
+    "backward": (4, "backward"),
+}
+
+
+def valid_entry(entry: Any) -> bool:
+    """The shape of one shard entry (a cache file is never trusted blindly)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+        return False
+    if "reason" in entry:
+        return isinstance(entry["reason"], str)
+    donor = entry.get("donor")
+    variants = entry.get("variants")
+    return (
+        isinstance(entry.get("functional"), str)
+        and isinstance(donor, dict)
+        and isinstance(donor.get("op"), str)
+        and isinstance(donor.get("dtype"), str)
+        and isinstance(donor.get("grad"), bool)
+        and isinstance(donor.get("overload"), str)
+        and isinstance(variants, list)
+        and bool(variants)
+        and all(v in VARIANTS.get(entry["kind"], ()) for v in variants)
+        and isinstance(entry.get("skipped", {}), dict)
+    )

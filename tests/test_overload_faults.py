@@ -1,0 +1,136 @@
+"""simdev faults confined to one aten overload fail the generated case of that
+overload (suite ``aten``) with status failed and a mismatch naming the property that
+broke: out= results, in-place storage, backward results; the clean simdev passes the
+same cases, and the sibling case the rule does not reach passes under it.
+
+Each case runs end to end through the runner's `execute_case` (backend import and
+fault profile from the manifest, CPU reference, device run, judgement, record). The
+first case replays an OpInfo sample, so it pays the OpInfo import once (about 11 s on
+an idle machine); the others take well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torchcts_cases
+import torchcts_simdev
+from torchcts_runner.case_execution import CaseContext, execute_case
+from torchcts_runner.casesource import CaseSource
+from torchcts_schema import CAPABILITY_NAMES, CaseRecord, Status, load_manifest
+
+
+@pytest.fixture(autouse=True)
+def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The environment's profile never overrides the test's; simdev ends clean."""
+    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
+    yield
+    torchcts_simdev.configure("clean")
+
+
+def _record(tmp_path: Path, case_id: str, rules: list[dict[str, Any]]) -> CaseRecord:
+    """The record of one case on simdev with `rules` as its fault profile."""
+    profile = tmp_path / f"profile{len(list(tmp_path.iterdir()))}.json"
+    profile.write_text(json.dumps({"name": "overload-faults", "rules": rules}))
+    path = tmp_path / f"{profile.stem}.py"
+    path.write_text(
+        'DEVICE = "simdev"\nBACKEND_IMPORT = "torchcts_simdev"\n'
+        f"BACKEND_OPTIONS = {{'fault_profile': {str(profile)!r}}}\n"
+        f"CAPABILITIES = {list(CAPABILITY_NAMES)!r}\n"
+        'DTYPES = {"float32": True}\nLEVEL = 8\n'
+    )
+    manifest = load_manifest(path)
+    source = CaseSource("torchcts_cases", torchcts_cases)
+    ctx = CaseContext(manifest, source, "simdev", tmp_path, "simdev_test")
+    return execute_case(torchcts_cases.get_case(case_id), ctx)
+
+
+OUT_CASE = "aten/index_select.out/out/float32/0"
+INPLACE_CASE = "aten/index_fill_.int_Scalar/inplace/float32/0"
+BACKWARD_CASE = "aten/native_layer_norm_backward/backward/float32/0"
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        OUT_CASE,
+        "aten/index_select.out/out_resize/float32/0",
+        "aten/index_select.out/out_dtype/float32/0",
+        INPLACE_CASE,
+        BACKWARD_CASE,
+        "aten/add.Scalar/call/float32/0",
+    ],
+)
+def test_clean_simdev_passes(tmp_path: Path, case_id: str) -> None:
+    """Without faults simdev computes with the CPU's kernels: the case passes."""
+    record = _record(tmp_path, case_id, [])
+    assert record.status is Status.PASSED, record.mismatch or record.detail
+
+
+def test_a_dropped_out_write_fails_the_out_case_only(tmp_path: Path) -> None:
+    """index_select.out that never writes its out tensor fails the out= case,
+    naming out= (values); the functional index_select, another overload, passes."""
+    rule = {"op": "aten::index_select.out", "fault": "drop_inplace"}
+    record = _record(tmp_path, OUT_CASE, [rule])
+    assert record.status is Status.FAILED
+    assert record.mismatch is not None
+    assert record.mismatch.startswith("index_select.out.out= result[0]: ")
+    assert torchcts_cases.get_case(OUT_CASE).surfaces == ("aten::index_select.out",)
+    sibling = _record(tmp_path, "aten/index_select/call/float32/0", [rule])
+    assert sibling.status is Status.PASSED, sibling.mismatch
+
+
+def test_wrong_resize_values_fail_the_resize_case(tmp_path: Path) -> None:
+    """Wrong values written by index_select.out fail its resize case, naming the
+    empty out that was resized."""
+    rule = {"op": "aten::index_select.out", "fault": "wrong_values"}
+    record = _record(tmp_path, "aten/index_select.out/out_resize/float32/0", [rule])
+    assert record.status is Status.FAILED
+    assert record.mismatch is not None
+    assert record.mismatch.startswith("index_select.out.out= resizes an empty out[0]: ")
+    assert "are not close" in record.mismatch
+
+
+def test_a_dropped_inplace_write_fails_the_storage_property(tmp_path: Path) -> None:
+    """index_fill_ that computes into a scratch copy leaves self unwritten: the
+    in-place case fails at the storage written."""
+    rule = {"op": "aten::index_fill_.int_Scalar", "fault": "drop_inplace"}
+    record = _record(tmp_path, INPLACE_CASE, [rule])
+    assert record.status is Status.FAILED
+    assert record.mismatch is not None
+    assert record.mismatch.startswith(
+        "index_fill_.int_Scalar.in-place storage written: "
+    )
+    assert "are not close" in record.mismatch
+
+
+def test_a_repointed_inplace_target_fails_the_storage_property(
+    tmp_path: Path,
+) -> None:
+    """index_fill_ that re-points self at new storage (older views go stale) fails
+    the in-place case at self's storage."""
+    rule = {"op": "aten::index_fill_.int_Scalar", "fault": "break_alias"}
+    record = _record(tmp_path, INPLACE_CASE, [rule])
+    assert record.status is Status.FAILED
+    assert record.mismatch == (
+        "index_fill_.int_Scalar.in-place keeps self's storage: expected bool True, "
+        "got str 'self was re-pointed at another storage'"
+    )
+
+
+def test_a_wrong_backward_kernel_fails_the_direct_backward_case(
+    tmp_path: Path,
+) -> None:
+    """A wrong native_layer_norm_backward fails its direct call, naming the
+    backward result, against the CPU's gradients for the same arguments."""
+    rule = {"op": "aten::native_layer_norm_backward", "fault": "wrong_values"}
+    record = _record(tmp_path, BACKWARD_CASE, [rule])
+    assert record.status is Status.FAILED
+    assert record.mismatch is not None
+    assert record.mismatch.startswith(
+        "native_layer_norm_backward.backward result[0]: Tensor-likes are not close"
+    )
