@@ -180,7 +180,11 @@ def _mode_off_in_backward(mode: RouteRecorder) -> Iterator[None]:
         _pop_mode_temporarily,
     )
 
-    original = autograd._engine_run_backward
+    # the one function torch.autograd.backward and .grad both call the engine through
+    original = getattr(autograd, "_engine_run_backward", None)
+    if original is None:  # another torch: nothing to wrap, the mode stays on
+        yield
+        return
 
     def run_backward(*args: Any, **kwargs: Any) -> Any:
         if _get_current_dispatch_mode() is not mode:
@@ -188,11 +192,11 @@ def _mode_off_in_backward(mode: RouteRecorder) -> Iterator[None]:
         with _pop_mode_temporarily():
             return original(*args, **kwargs)
 
-    autograd._engine_run_backward = run_backward
+    setattr(autograd, "_engine_run_backward", run_backward)  # noqa: B010
     try:
         yield
     finally:
-        autograd._engine_run_backward = original
+        setattr(autograd, "_engine_run_backward", original)  # noqa: B010
 
 
 def watch_fallbacks(device: str) -> FallbackWatch:
