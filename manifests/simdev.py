@@ -111,5 +111,9 @@ CPU_FALLBACK = "allow"
 OPS = {
     "exclude": {
         "to_sparse": "simdev stores dense payloads only; sparse layouts are out of scope",
+        "sparse.mm.reduce": "its input is a sparse CSR tensor: simdev stores dense "
+        "payloads only (a Python-backend limitation, simdev README)",
+        "sparse.sampled_addmm": "its input is a sparse CSR tensor: simdev stores dense "
+        "payloads only (a Python-backend limitation, simdev README)",
     }
 }

@@ -148,6 +148,26 @@ def test_mixing_devices_raises_like_a_real_device() -> None:
     assert torch.equal((x + torch.tensor(2.0)).cpu(), torch.full((3,), 3.0))
 
 
+def test_cpu_index_tensors_are_accepted_like_cuda() -> None:
+    """CPU index tensors (a Tensor?[] argument) index a simdev tensor, as CUDA
+    accepts them (OpInfo's index_put mask samples are built on the CPU for every
+    device); a CPU tensor in another argument is still a device mismatch."""
+    host = torch.arange(25.0).view(5, 5)
+    x = host.to("simdev")
+    mask = torch.tensor([True, False, True, False, False])
+    rows = torch.tensor([0, 2])
+    for accumulate in (False, True):
+        got = torch.index_put(x, (mask,), torch.ones(5, device="simdev"), accumulate)
+        want = torch.index_put(host, (mask,), torch.ones(5), accumulate)
+        assert torch.equal(got.cpu(), want)
+    assert torch.equal(x[rows].cpu(), host[rows])
+    inplace = host.clone().to("simdev")
+    inplace.index_put_((rows,), torch.zeros(2, 5, device="simdev"))
+    assert torch.equal(inplace.cpu(), host.index_put((rows,), torch.zeros(2, 5)))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same"):
+        torch.index_put(x, (rows,), torch.zeros(2, 5))
+
+
 def test_copy_between_devices_in_both_directions() -> None:
     """copy_ works simdev<-cpu, cpu<-simdev and simdev<-simdev, with broadcasting."""
     dev = torch.zeros(2, 3, device="simdev")

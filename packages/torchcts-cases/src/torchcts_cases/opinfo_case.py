@@ -101,8 +101,10 @@ class OpInfoCase(PreparedCase):
         if self._pinned is None:
             item = self.item()
             dtype = getattr(torch, self.spec.dtype) if self.spec.dtype else None
+            # built_from, not the case's sample number: a nonfinite case numbers
+            # only the forward samples it can place a value in
             self._pinned = cpu_pinned(
-                self.op, self.spec.variant, dtype, self.spec.sample or 0, item
+                self.op, self.spec.variant, dtype, self.built_from, item
             )
         return self._pinned
 
@@ -203,8 +205,8 @@ class OpInfoCase(PreparedCase):
         variant = self.spec.variant
         sample = self.sample()
         grad = variant == "backward"
-        keep = (
-            pinned_tensors(self.item(), self.cpu_pinned())
+        keep = (  # the tensors of `sample`: a nonfinite case's are a copy's
+            pinned_tensors(sample, self.cpu_pinned())
             if device != "cpu"
             else frozenset()
         )

@@ -82,7 +82,9 @@ class _Op:
                 writes.append(where)
             if arg.name == "generator":
                 self.generator = (position, arg.name)
-            if str(arg.type) == "Optional[List[Tensor]]":
+            # Tensor?[] (index, index_put, _unsafe_index...): CUDA moves CPU index
+            # tensors to the device itself, so they are not a device mismatch
+            if str(arg.type) == "List[Optional[Tensor]]":
                 index_lists.append(where)
             kind = str(arg.type)
             if kind in ("Tensor", "Optional[Tensor]"):
