@@ -8,7 +8,8 @@ hand list of op names (docs/contracts.md, "Strides and layout", says where each
 comes from):
 
 1. **Views** (forward, method and noncontiguous variants): a result tensor that
-   shares storage with an input on the CPU, from an op whose aten schema returns an
+   shares storage with an input on the CPU, in a call that names no device (``to``
+   aliases on the CPU what it copies from any other device), from an op whose aten schema returns an
    alias of its input (``Tensor(a)``, ``OpOverload.is_view``) or whose CPU call
    dispatches only such overloads (``T``, ``__getitem__``, ``meshgrid``...). A view's
    memory is its base's, so its strides of every dimension longer than one and its
@@ -32,13 +33,11 @@ Only dimensions longer than one carry strides that address memory (PyTorch's
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-
-from torchcts_cases.dispatch_recorder import overloads_reached
 
 VIEW = "a view: its strides and storage offset follow from its base"
 INPLACE_VIEW = "an in-place view: self's strides and storage offset follow from it"
@@ -91,12 +90,16 @@ def judge_layout(expected: tuple[Expected, ...], observed: Any) -> str | None:
 
 
 def functional_contract(
-    op: Any, inputs: Any, kwargs: dict[str, Any], result: Any, run: Any
+    op: Any,
+    inputs: Any,
+    kwargs: dict[str, Any],
+    result: Any,
+    trace: Callable[[], list[str]],
 ) -> tuple[Expected, ...]:
-    """Rules 1 and 2 for a functional call's CPU `result` on CPU `inputs`; `run`
-    repeats the CPU call (only for an aliasing result of an op whose own schema is
-    not a view, to see what it dispatches)."""
-    views = _views(op, inputs, result, run)
+    """Rules 1 and 2 for a functional call's CPU `result` on CPU `inputs`; `trace`
+    names the aten overloads the call dispatches (asked only for an aliasing result
+    of an op whose own schema is not a view)."""
+    views = _views(op, inputs, result, trace)
     if views:
         return views
     return _format_rule(op, inputs, kwargs, result, "output")
@@ -134,22 +137,44 @@ def tensor_paths(obj: Any, path: str) -> Iterator[tuple[str, torch.Tensor]]:
             yield from tensor_paths(item, f"{path}.{key}")
 
 
-def _views(op: Any, inputs: Any, result: Any, run: Any) -> tuple[Expected, ...]:
+def _views(
+    op: Any, inputs: Any, result: Any, trace: Callable[[], list[str]]
+) -> tuple[Expected, ...]:
+    if _names_a_device(inputs):
+        return ()  # to("cpu") aliases on the CPU, and is a copy from any other device
     storages = {_storage(t) for _, t in tensor_paths(inputs, "input")} - {None}
     aliasing = [
         (path, t)
         for path, t in tensor_paths(result, "output")
         if t.layout == torch.strided and _storage(t) in storages
     ]
-    if not aliasing or not _is_view_op(op, run):
+    if not aliasing or not _is_view_op(op, trace):
         return ()
     return tuple(e for path, t in aliasing for e in _expect(t, path, VIEW, offset=True))
 
 
-def _is_view_op(op: Any, run: Any) -> bool:
+def _names_a_device(inputs: Any) -> bool:
+    """Whether a call's arguments name a device (a torch.device, or a string that
+    is one): the call may then move data, which is a copy from another device."""
+    if isinstance(inputs, torch.device):
+        return True
+    if isinstance(inputs, str):
+        try:
+            torch.device(inputs)
+        except (RuntimeError, ValueError):
+            return False
+        return True
+    if isinstance(inputs, list | tuple):
+        return any(_names_a_device(item) for item in inputs)
+    if isinstance(inputs, dict):
+        return any(_names_a_device(item) for item in inputs.values())
+    return False
+
+
+def _is_view_op(op: Any, trace: Callable[[], list[str]]) -> bool:
     if _packet_is_view(_packet_name(op)):
         return True
-    reached = overloads_reached(run)
+    reached = trace()
     return bool(reached) and all(_overload_is_view(name) for name in reached)
 
 

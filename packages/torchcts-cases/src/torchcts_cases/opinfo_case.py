@@ -255,7 +255,7 @@ class OpInfoCase(PreparedCase):
                 (inp, args, kwargs),
                 kwargs,
                 result,
-                lambda: _rerun_on_copies(fn, (inp, args, kwargs)),
+                lambda: _dispatched(fn, (inp, args, kwargs)),
             )
         return to_host(result)
 
@@ -349,13 +349,13 @@ class OpInfoCase(PreparedCase):
         return False
 
 
-def _rerun_on_copies(fn: Any, inputs: tuple[Any, Any, dict[str, Any]]) -> None:
-    """Call `fn` again on copies of the CPU inputs (aliasing kept), leaving the
-    inputs and the global RNGs as they were: a trace of what it dispatches."""
+def _dispatched(fn: Any, inputs: tuple[Any, Any, dict[str, Any]]) -> list[str]:
+    """The aten overloads `fn` dispatches on copies of the CPU inputs (aliasing
+    kept), leaving the inputs and the global RNGs as they were."""
     state = rng_state()
+    inp, args, kwargs = to_device(inputs, "cpu")
     try:
-        inp, args, kwargs = to_device(inputs, "cpu")
-        fn(inp, *args, **kwargs)
+        return overloads_reached(lambda: fn(inp, *args, **kwargs))
     finally:
         set_rng_state(state)
 
