@@ -124,6 +124,49 @@ def test_a_conversion_ignoring_memory_format_fails_naming_strides(
     )
 
 
+def test_an_out_tensor_restrided_fails_naming_strides(manifest: Manifest) -> None:
+    """add(out=) that leaves the caller's out column-major or padded fails naming
+    strides; the functional add under the same fault passes (its layout is free)."""
+    restrided = {"op": "aten::add.out", "fault": "wrong_strides"}
+    found = _mismatch("opinfo/add/out/float32/1", manifest, restrided)
+    assert found == (
+        "output.output: strides (2,), expected (1,) "
+        "(an out= tensor of the right shape keeps the strides it was given)"
+    )
+    assert _mismatch("opinfo/add/forward/float32/1", manifest, restrided) == ""
+
+
+@pytest.mark.parametrize(
+    ("case_id", "rule", "found"),
+    [
+        (
+            "out_semantics/out_resized_from_empty/check/-/-",
+            {"op": "aten::mul.out", "fault": "wrong_strides"},
+            "out_resized_from_empty.strides[0]: expected 3, got 1",
+        ),
+        (
+            "memory_formats/conv2d_channels_last/check/-/-",
+            {"op": "aten::convolution*", "fault": "contiguous_copy"},
+            "conv2d_channels_last.layout: expected 'channels_last', got 'strides "
+            "(144, 36, 6, 1), not channels_last'",
+        ),
+        (
+            "memory_formats/batch_norm_channels_last/check/-/-",
+            {"op": "aten::*batch_norm*", "fault": "contiguous_copy"},
+            "batch_norm_channels_last.layout: expected 'channels_last', got "
+            "'strides (60, 20, 5, 1), not channels_last'",
+        ),
+    ],
+)
+def test_resized_outs_and_channels_last_modules_fail_naming_the_layout(
+    case_id: str, rule: dict[str, object], found: str, manifest: Manifest
+) -> None:
+    """A resized out= that is not contiguous, and a conv or batch norm that drops
+    channels_last, fail naming strides or the layout; clean simdev passes them."""
+    assert _mismatch(case_id, manifest) == ""
+    assert _mismatch(case_id, manifest, rule) == found
+
+
 def test_a_view_fault_fails_the_record_and_the_next_fix_names_strides(
     tmp_path: Path,
 ) -> None:
