@@ -39,6 +39,8 @@ from typing import Any
 
 import torch
 
+from torchcts_cases.transfer import tensors_in
+
 VIEW = "a view: its strides and storage offset follow from its base"
 INPLACE_VIEW = "an in-place view: self's strides and storage offset follow from it"
 OUT_KEEPS = "an out= tensor of the right shape keeps the strides it was given"
@@ -140,15 +142,17 @@ def tensor_paths(obj: Any, path: str) -> Iterator[tuple[str, torch.Tensor]]:
 def _views(
     op: Any, inputs: Any, result: Any, trace: Callable[[], list[str]]
 ) -> tuple[Expected, ...]:
-    if _names_a_device(inputs):
-        return ()  # to("cpu") aliases on the CPU, and is a copy from any other device
-    storages = {_storage(t) for _, t in tensor_paths(inputs, "input")} - {None}
+    given = tensors_in(inputs)
+    if not any(t._is_view() or any(t is i for i in given) for t in tensors_in(result)):
+        return ()  # the usual case, and a cheap one: only fresh tensors
+    storages = {_storage(t) for t in given} - {None}
     aliasing = [
         (path, t)
         for path, t in tensor_paths(result, "output")
         if t.layout == torch.strided and _storage(t) in storages
     ]
-    if not aliasing or not _is_view_op(op, trace):
+    if not aliasing or _names_a_device(inputs) or not _is_view_op(op, trace):
+        # to("cpu") aliases on the CPU, and is a copy from any other device
         return ()
     return tuple(e for path, t in aliasing for e in _expect(t, path, VIEW, offset=True))
 
