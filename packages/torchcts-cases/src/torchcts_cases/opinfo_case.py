@@ -21,11 +21,20 @@ from torchcts_cases import opinfo_source
 from torchcts_cases.compare import RaisedError, compare
 from torchcts_cases.cpu_pinned import cpu_pinned, pinned_tensors
 from torchcts_cases.dispatch_recorder import overloads_reached
+from torchcts_cases.layout_contract import (
+    FUNCTIONAL_VARIANTS,
+    Expected,
+    functional_contract,
+    inplace_contract,
+    judge_layout,
+    out_contract,
+)
 from torchcts_cases.legal import judge_legal
 from torchcts_cases.nonfinite import NonfiniteSample, with_nonfinite
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.replay import Replay, capture
 from torchcts_cases.repro import opinfo_repro
+from torchcts_cases.sample_stream import rng_state, set_rng_state
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict, case_seed
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import tensors_in, to_device, to_host
@@ -65,6 +74,9 @@ class OpInfoCase(PreparedCase):
         self._pinned: frozenset[int] | None = replay.pinned if replay else None
         # a reviewed upstream defect CPU's own out= shows on this very sample
         self._defect: UpstreamDefect | None = None
+        # result layouts that are contract (`torchcts_cases.layout_contract`),
+        # found while the CPU reference runs
+        self._layout: tuple[Expected, ...] = ()
 
     # -- inputs -------------------------------------------------------------------
     def item(self) -> Any:
@@ -122,7 +134,7 @@ class OpInfoCase(PreparedCase):
                 self._cpu_out_applies()
                 result = {"output": to_host(template), "returns_out": True}
             else:
-                result = self._execute("cpu")
+                result = self._execute("cpu", contract=True)
         except OracleUnavailable:
             raise
         except Exception as exc:
@@ -159,6 +171,10 @@ class OpInfoCase(PreparedCase):
             expected = RaisedError(expected.type_name, expected.message, expected.mro)
 
         def mismatch_under(tol: Tolerance) -> str | None:
+            if not isinstance(expected, RaisedError):
+                found = judge_layout(self._layout, observed)
+                if found:  # wrong strides explain the wrong values they bring
+                    return found
             if self.mode and not metadata_only:
                 return judge_legal(self.mode, self, expected, observed, tol)
             return compare(
@@ -201,7 +217,9 @@ class OpInfoCase(PreparedCase):
         return capture(self.spec, self.op, self.item(), self.cpu_pinned())
 
     # -- execution -----------------------------------------------------------------
-    def _execute(self, device: str) -> object:
+    def _execute(self, device: str, *, contract: bool = False) -> object:
+        """Run the variant on `device`; on the CPU with `contract`, also note which
+        result layouts are contract (`torchcts_cases.layout_contract`)."""
         variant = self.spec.variant
         sample = self.sample()
         grad = variant == "backward"
@@ -224,6 +242,8 @@ class OpInfoCase(PreparedCase):
             return self._execute_out(fn, inp, args, kwargs, device)
         result = fn(inp, *args, **kwargs)
         if variant == "inplace":
+            if contract:
+                self._layout = inplace_contract(self.op, kwargs, inp)
             return {
                 "output": to_host(result),
                 "self": to_host(inp),
@@ -231,6 +251,14 @@ class OpInfoCase(PreparedCase):
             }
         if variant == "backward":
             return self._grads(sample, result, (inp, args, kwargs))
+        if contract and variant in FUNCTIONAL_VARIANTS:
+            self._layout = functional_contract(
+                self.op,
+                (inp, args, kwargs),
+                kwargs,
+                result,
+                lambda: _dispatched(fn, (inp, args, kwargs)),
+            )
         return to_host(result)
 
     def _execute_out(
@@ -257,6 +285,8 @@ class OpInfoCase(PreparedCase):
                 f"CPU's own out= call fails for this sample: {type(exc).__name__}: "
                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}"
             ) from exc
+        if isinstance(cpu_out, dict):
+            self._layout = out_contract(cpu_out["output"])
         defect = defect_for(self.spec.op, "out")
         if (
             defect is not None
@@ -319,6 +349,17 @@ class OpInfoCase(PreparedCase):
             ):
                 return True
         return False
+
+
+def _dispatched(fn: Any, inputs: tuple[Any, Any, dict[str, Any]]) -> list[str]:
+    """The aten overloads `fn` dispatches on copies of the CPU inputs (aliasing
+    kept), leaving the inputs and the global RNGs as they were."""
+    state = rng_state()
+    inp, args, kwargs = to_device(inputs, "cpu")
+    try:
+        return overloads_reached(lambda: fn(inp, *args, **kwargs))
+    finally:
+        set_rng_state(state)
 
 
 def _scalar(t: torch.Tensor) -> torch.Tensor:

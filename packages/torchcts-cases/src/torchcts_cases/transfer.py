@@ -1,6 +1,6 @@
 """Move nested inputs to a device and results back, without ever reading device memory
 through NumPy: results come back with ``.to("cpu")`` (meta results stay as metadata),
-keeping the device tensor's strides, which a judge may compare.
+keeping the device tensor's strides and storage offset, which a judge may compare.
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def _retarget(value: Any, device: str) -> Any:
 
 
 def to_host(obj: Any) -> Any:
-    """Tensors copied to CPU (detached), with the sizes and strides they had on the
-    device; meta tensors kept, since they hold no values."""
+    """Tensors copied to CPU (detached), with the sizes, strides and storage offset
+    they had on the device; meta tensors kept, since they hold no values."""
     if isinstance(obj, torch.Tensor):
         tensor = obj.detach()
         return tensor if tensor.device.type in ("cpu", "meta") else host_copy(tensor)
@@ -102,27 +102,36 @@ def to_host(obj: Any) -> Any:
 
 
 def host_copy(tensor: torch.Tensor) -> torch.Tensor:
-    """A CPU copy of a device tensor with its sizes and strides.
+    """A CPU copy of a device tensor with its sizes, strides and storage offset.
 
-    ``.to("cpu")`` keeps strides only for a tensor that is non-overlapping and dense;
-    it makes the others contiguous (an ``empty_strided`` result with gaps, an expanded
-    gradient with stride 0, a strided view), and a judge would then see strides the
-    device never returned. Those copy the storage span the tensor covers and view it
-    as the device did (lazy conj/neg bits are resolved by the copy, values unchanged).
+    ``.to("cpu")`` keeps strides only for a tensor that is non-overlapping and dense,
+    and never the storage offset; it makes the others contiguous (an
+    ``empty_strided`` result with gaps, an expanded gradient with stride 0, a strided
+    view), and a judge would then see strides the device never returned. Those copy
+    the storage span the tensor covers and view it as the device did, at the offset
+    it had (a view's offset is its contract: `torchcts_cases.layout_contract`). The
+    elements before the offset are left unwritten: the offset was reached from a
+    sample built on the CPU, so it never asks for more host memory than that sample
+    had. Lazy conj/neg bits are resolved by the copy, values unchanged.
     """
     host = tensor.to("cpu")
+    offset = tensor.storage_offset()
     if (
         tensor.layout != torch.strided
         or tensor.is_quantized
-        or tensor.numel() <= 1
-        or host.stride() == tensor.stride()
+        or tensor.numel() == 0
+        or (host.stride() == tensor.stride() and offset == 0)
     ):
         return host
     span = 1 + sum(
         (n - 1) * s for n, s in zip(tensor.size(), tensor.stride(), strict=True)
     )
-    flat = tensor.as_strided((span,), (1,), tensor.storage_offset()).to("cpu")
-    return flat.as_strided(tensor.size(), tensor.stride(), 0)
+    flat = tensor.as_strided((span,), (1,), offset).to("cpu")
+    if offset:
+        storage = torch.empty(offset + span, dtype=tensor.dtype)
+        storage[offset:].copy_(flat)
+        flat = storage
+    return flat.as_strided(tensor.size(), tensor.stride(), offset)
 
 
 def tensors_in(obj: Any) -> list[torch.Tensor]:

@@ -34,6 +34,7 @@ AFTER = frozenset(
         "wrong_dtype",
         "wrong_shape",
         "wrong_strides",
+        "contiguous_copy",
         "break_alias",
         "flush_nonfinite",
     )
@@ -194,6 +195,10 @@ def transform(
         return tensor.to(_WRONG_DTYPE.get(tensor.dtype, torch.float64))
     if kind == "wrong_shape":
         return tensor.unsqueeze(0).clone()
+    if kind == "contiguous_copy":
+        # a view computed by copying, or a memory format ignored: the values and
+        # shape are right, the layout is row-major at offset 0 in new storage
+        return tensor.clone(memory_format=torch.contiguous_format)
     return _restride(tensor)
 
 

@@ -20,6 +20,7 @@ FAULT_KINDS = (
     "wrong_dtype",
     "wrong_shape",
     "wrong_strides",
+    "contiguous_copy",
     "not_implemented",
     "runtime_error",
     "poison",

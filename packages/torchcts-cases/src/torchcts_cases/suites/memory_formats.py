@@ -66,9 +66,43 @@ def permute_contiguous(device: str, dtype: str | None) -> dict[str, Any]:
     }
 
 
+def _layout(t: torch.Tensor) -> str:
+    """A 4-D result's layout in words: what PyTorch's module tests assert of it."""
+    if t.is_contiguous(memory_format=torch.channels_last):
+        return "channels_last"
+    return f"strides {tuple(t.stride())}, not channels_last"
+
+
+@case(SUITE, "conv2d_channels_last", 2, surfaces=("aten::convolution",))
+def conv2d_channels_last(device: str, dtype: str | None) -> dict[str, Any]:
+    """conv2d of a channels_last input returns channels_last (PyTorch's
+    TestModule.test_memory_format asserts it of Conv2d on every device it runs,
+    expected to fail only on CUDA in float64); values as on the CPU."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 6, 6, generator=g).to(memory_format=torch.channels_last)
+    w = torch.randn(4, 3, 3, 3, generator=g)
+    out = torch.nn.functional.conv2d(x.to(device), w.to(device), padding=1)
+    return {"layout": _layout(out), "out": out}
+
+
+@case(SUITE, "batch_norm_channels_last", 2, surfaces=("aten::native_batch_norm",))
+def batch_norm_channels_last(device: str, dtype: str | None) -> dict[str, Any]:
+    """batch_norm (eval) of a channels_last input returns channels_last (asserted
+    of BatchNorm2d by the same test; on MPS expected to fail in training only)."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 4, 5, generator=g).to(memory_format=torch.channels_last)
+    mean, var = torch.randn(3, generator=g), torch.rand(3, generator=g) + 0.5
+    out = torch.nn.functional.batch_norm(
+        x.to(device), mean.to(device), var.to(device), training=False
+    )
+    return {"layout": _layout(out), "out": out}
+
+
 CASES = (
     channels_last_conversion,
     channels_last_propagates,
     noncontiguous_inputs,
     permute_contiguous,
+    conv2d_channels_last,
+    batch_norm_channels_last,
 )

@@ -1,4 +1,9 @@
-"""``out=`` semantics: resizing, dtype rules and returning the out tensor itself."""
+"""``out=`` semantics: resizing, dtype rules and returning the out tensor itself.
+
+A resized out tensor's strides are contract: ``resize_`` gives contiguous strides
+(its documented default memory format), and these inputs are contiguous, so the
+structured kernels' own output layout is contiguous too.
+"""
 
 from __future__ import annotations
 
@@ -31,16 +36,17 @@ def out_returns_out(device: str, dtype: str | None) -> dict[str, Any]:
 
 @case(SUITE, "out_resized_from_empty", 2, surfaces=("aten::mul.out",))
 def out_resized_from_empty(device: str, dtype: str | None) -> dict[str, Any]:
-    """A zero-element out tensor is resized to the result shape."""
+    """A zero-element out tensor is resized to the result shape, contiguous."""
     a = torch.arange(6, dtype=torch.float32).reshape(2, 3).to(device)
     out = torch.empty(0, device=device)
     torch.mul(a, a, out=out)
-    return {"shape": list(out.shape), "out": out}
+    return {"shape": list(out.shape), "strides": list(out.stride()), "out": out}
 
 
 @case(SUITE, "out_wrong_shape_resized", 3, surfaces=("aten::sin.out",))
 def out_wrong_shape_resized(device: str, dtype: str | None) -> dict[str, Any]:
-    """A non-empty out of the wrong shape is resized (PyTorch warns, then resizes)."""
+    """A non-empty out of the wrong shape is resized (PyTorch warns, then resizes),
+    contiguous."""
     import warnings
 
     a = torch.arange(6, dtype=torch.float32).to(device)
@@ -48,7 +54,7 @@ def out_wrong_shape_resized(device: str, dtype: str | None) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.sin(a, out=out)
-    return {"shape": list(out.shape), "out": out}
+    return {"shape": list(out.shape), "strides": list(out.stride()), "out": out}
 
 
 @case(SUITE, "out_dtype_rules", 2, surfaces=("aten::add.out",))
@@ -67,12 +73,18 @@ def out_dtype_rules(device: str, dtype: str | None) -> dict[str, Any]:
 
 @case(SUITE, "out_multiple_outputs", 3, surfaces=("aten::max.dim_max",))
 def out_multiple_outputs(device: str, dtype: str | None) -> dict[str, Any]:
-    """Ops with two outputs (max with dim) fill both out tensors."""
+    """Ops with two outputs (max with dim) fill both out tensors, resized
+    contiguous."""
     a = torch.tensor([[1.0, 5.0, 3.0], [7.0, 2.0, 9.0]]).to(device)
     values = torch.empty(0, device=device)
     indices = torch.empty(0, dtype=torch.int64, device=device)
     r = torch.max(a, 1, out=(values, indices))
-    return {"values": values, "indices": indices, "returns_out": r[0] is values}
+    return {
+        "values": values,
+        "indices": indices,
+        "returns_out": r[0] is values,
+        "strides": [list(values.stride()), list(indices.stride())],
+    }
 
 
 CASES = (
