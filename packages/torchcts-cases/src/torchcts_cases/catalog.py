@@ -74,6 +74,8 @@ def group_specs(
     source = group_source(entry, variant)
     family = entry["family"]
     surfaces = tuple(entry.get("surfaces", ()))
+    if variant == "inplace" and entry.get("inplace_surfaces"):
+        surfaces = tuple(entry["inplace_surfaces"])
     for sample in samples:
         yield CaseSpec(
             f"{prefix}{sample}",

@@ -28,7 +28,7 @@ import torch
 from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 
 INDEX_FORMAT = "torchcts-case-index"
-INDEX_VERSION = 4  # 4: the nonfinite variant's counts, sample map and validity
+INDEX_VERSION = 5  # 5: foreach OpInfo lists; in-place surfaces
 ERRORS_SHARD = "error_inputs"
 OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 # nonfinite case N is built from forward sample entry[NONFINITE_SAMPLES][N]; absent
