@@ -92,3 +92,19 @@ def test_an_inplace_foreach_that_skips_a_tensor_fails(manifest: Manifest) -> Non
     observed["self"][5] = case.sample().input[5].clone()  # tensor 5 left unwritten
     verdict = case.judge(expected, observed)
     assert not verdict.ok and "self[5]" in (verdict.mismatch or "")
+
+
+def test_a_cpu_backward_that_raises_is_no_reference(manifest: Manifest) -> None:
+    """torch 2.13's _foreach_addcdiv backward raises IndexError on the empty tensors
+    of its first sample's lists, after a forward that works: no reference, with
+    CPU's error, never an expected error the device must copy."""
+    from torchcts_cases import OracleUnavailable
+
+    case = prepare(get_case("opinfo/_foreach_addcdiv/backward/float32/0"), manifest)
+    assert any(t.numel() == 0 for t in case.sample().input)
+    with pytest.raises(
+        OracleUnavailable, match=r"CPU.s own backward fails.*IndexError"
+    ):
+        case.reference()
+    forward = prepare(get_case("opinfo/_foreach_addcdiv/forward/float32/0"), manifest)
+    assert forward.judge(forward.reference(), forward.run_on("cpu")).ok
