@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 import torch
@@ -132,25 +131,3 @@ def test_a_wrong_exponential_kernel_fails_its_distribution(
     assert not verdict.ok and "KS distance" in (verdict.mismatch or "")
     other = prepare(get_case("rng/uniform_distribution/check/float32/-"), manifest)
     assert other.judge(other.reference(), other.run_on("simdev")).ok
-
-
-def test_repro_of_a_distribution_case_runs_standalone(
-    make_manifest: MakeManifest, tmp_path: Path
-) -> None:
-    """The repro script carries rng_stats' source, so it runs with torch alone."""
-    import subprocess
-    import sys
-
-    manifest = _manifest(make_manifest, "cpu")
-    case = prepare(get_case("rng/geometric_distribution/check/float32/-"), manifest)
-    script = tmp_path / "repro.py"
-    script.write_text(case.repro_source("cpu", None, {}), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "", "PYTHONPATH": ""},
-    )
-    assert done.returncode == 0, done.stderr[-1500:]
-    assert "def ks_discrete" in script.read_text(encoding="utf-8")

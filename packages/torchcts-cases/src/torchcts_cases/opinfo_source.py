@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from torchcts_cases.levels import op_family
+from torchcts_cases.levels import FOREACH_PREFIX, op_family
 from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
 from torchcts_cases.sample_stream import (
     PassExhausted,
@@ -86,6 +86,20 @@ def foreach_db_names(module: Any) -> list[str]:
     return sorted(
         n for n in vars(module) if n.startswith("foreach_") and n.endswith("_op_db")
     )
+
+
+def list_name(op: Any) -> str:
+    """The ``common_methods_invocations`` list that holds `op` (what a repro imports),
+    found by its segment, so a replayed case's stand-in finds it too."""
+    if not op.name.startswith(FOREACH_PREFIX):
+        return "op_db"
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    segment = op_segment(op)
+    for name in foreach_db_names(cmi):
+        if any(op_segment(entry) == segment for entry in getattr(cmi, name)):
+            return name
+    raise KeyError(f"OpInfo {segment!r} is in no foreach list")
 
 
 def is_foreach(op: Any) -> bool:
