@@ -279,9 +279,10 @@ class OpInfoCase(PreparedCase):
         OpInfo's backward samples are differentiable by contract (its own
         test_backward runs them), so a CPU backward pass that raises after a forward
         that did not is an upstream defect, not an expected error: the case has no
-        reference (``_foreach_addcdiv`` with empty tensors in its lists raises
-        IndexError in torch 2.13's backward). A device's backward that raises is
-        the device's result, as always.
+        reference (torch 2.13: ``_foreach_addcdiv``'s backward raises IndexError;
+        ``_foreach_add``'s with a 0-dim tensor operand that requires grad raises
+        "inconsistent range for TensorList output"). A device's backward that raises
+        is the device's result, as always.
         """
         processed = sample.output_process_fn_grad(result)
         outs = [t for t in tensors_in(processed) if t.requires_grad]
