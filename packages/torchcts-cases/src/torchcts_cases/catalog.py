@@ -78,6 +78,8 @@ def group_specs(
     family = entry["family"]
     surfaces = tuple(entry.get("surfaces", ()))
     edges = primitive_edges(op, entry, variant)
+    if variant == "inplace" and entry.get("inplace_surfaces"):
+        surfaces = tuple(entry["inplace_surfaces"])
     for sample in samples:
         yield CaseSpec(
             f"{prefix}{sample}",

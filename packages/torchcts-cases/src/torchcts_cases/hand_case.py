@@ -107,15 +107,7 @@ class HandPrepared(PreparedCase):
         """The check's whole suite module (its helpers included, TorchCTS imports
         replaced by stand-ins), then the check on CPU (or the reviewed values) and on
         `device`, judged as TorchCTS judged them."""
-        import sys
-
-        module = sys.modules[self.case.check.__module__]
-        body = "\n".join(
-            line
-            for line in inspect.getsource(module).splitlines()
-            if not line.startswith(("from torchcts_", "import torchcts_"))
-            and not line.startswith("from __future__")
-        )
+        body = _suite_body(self.case.check.__module__)
         name = self.case.check.__name__
         expected = "outcome(run, 'cpu')"
         if self.case.expected is not None:
@@ -143,6 +135,44 @@ class HandPrepared(PreparedCase):
             + expected_line
             + "judge(expected, outcome(run, DEVICE, expected))\n"
         )
+
+
+# helper modules of the suites (torch-only code), whose source a repro carries ahead
+# of the suite module that imports them
+CARRIED_HELPERS = ("torchcts_cases.suites.rng_stats",)
+
+
+def _suite_body(name: str) -> str:
+    """A suite module's source without its TorchCTS and __future__ imports, after the
+    source of each carried helper module it imports."""
+    import sys
+
+    source = inspect.getsource(sys.modules[name])
+    carried = [
+        _without_project_imports(inspect.getsource(sys.modules[helper]))
+        for helper in CARRIED_HELPERS
+        if helper != name and f"from {helper} import" in source
+    ]
+    return "\n\n".join([*carried, _without_project_imports(source)])
+
+
+def _without_project_imports(source: str) -> str:
+    """`source` without its ``torchcts_*`` and ``__future__`` imports (whole
+    statements, parenthesised ones included)."""
+    import ast
+
+    dropped: set[int] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        if any(n.startswith(("torchcts_", "__future__")) for n in names):
+            dropped.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    lines = source.splitlines()
+    return "\n".join(line for i, line in enumerate(lines, 1) if i not in dropped)
 
 
 def split_reported(

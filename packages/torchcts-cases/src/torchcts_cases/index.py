@@ -31,7 +31,7 @@ from torchcts_schema import DTYPE_NAMES, slug, write_atomic
 from torchcts_cases.overload_variants import valid_entry as valid_overload_entry
 
 INDEX_FORMAT = "torchcts-case-index"
-INDEX_VERSION = 5  # 5: edge samples; 4: the nonfinite variant's counts, sample map
+INDEX_VERSION = 6  # 6: edge samples, foreach OpInfo lists, in-place surfaces
 ERRORS_SHARD = "error_inputs"
 OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 # every aten overload's generated cases, or why none (`torchcts_cases.overload_index`)

@@ -152,6 +152,9 @@ PRIMITIVE_OPS = frozenset(
     ]
 )
 
+# PyTorch's foreach OpInfo lists: every optimizer step without a fused kernel runs
+# them, so they are general ops (level 3), not private ones despite the underscore
+FOREACH_PREFIX = "_foreach_"
 _SPECIALISED_PREFIXES = (
     "linalg.",
     "fft.",
@@ -185,6 +188,8 @@ def dtype_tier(dtype: str | None) -> int:
 
 def op_family(name: str, *, elementwise_or_reduction: bool) -> int:
     """The family tier of an OpInfo name (without its variant test name)."""
+    if name.startswith(FOREACH_PREFIX):
+        return FAMILY_GENERAL
     if name.startswith(_SPECIALISED_PREFIXES):
         return FAMILY_SPECIALISED
     if name in PRIMITIVE_OPS or (elementwise_or_reduction and "." not in name):

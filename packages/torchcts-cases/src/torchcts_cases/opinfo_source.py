@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import torch
 
 from torchcts_cases.edge_samples import EdgeFinder
-from torchcts_cases.levels import op_family
+from torchcts_cases.levels import FOREACH_PREFIX, op_family
 from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
 from torchcts_cases.sample_stream import (
     PassExhausted,
@@ -63,10 +63,57 @@ _ELEMENTWISE_CLASSES = ("UnaryUfuncInfo", "BinaryUfuncInfo", "ReductionOpInfo")
 
 @functools.cache
 def op_table() -> dict[str, Any]:
-    """OpInfo by case-id op segment: name, plus ``.variant_test_name`` when present."""
-    from torch.testing._internal.common_methods_invocations import op_db
+    """OpInfo by case-id op segment: name, plus ``.variant_test_name`` when present.
 
-    return {op_segment(op): op for op in op_db}
+    ``op_db`` and every foreach list the installed torch has (``foreach_*_op_db``:
+    unary, binary, pointwise, reduce, other on 2.13), whose names all start with
+    ``_foreach_``; a segment two lists share would make two cases one id, so it
+    is an error, not a silent overwrite.
+    """
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    table: dict[str, Any] = {}
+    for name in ("op_db", *foreach_db_names(cmi)):
+        for op in getattr(cmi, name):
+            segment = op_segment(op)
+            if segment in table:
+                raise RuntimeError(f"OpInfo {segment!r} is in two lists ({name})")
+            table[segment] = op
+    return table
+
+
+def foreach_db_names(module: Any) -> list[str]:
+    """The foreach OpInfo lists a ``common_methods_invocations`` module defines."""
+    return sorted(
+        n for n in vars(module) if n.startswith("foreach_") and n.endswith("_op_db")
+    )
+
+
+def list_name(op: Any) -> str:
+    """The ``common_methods_invocations`` list that holds `op` (what a repro imports),
+    found by its segment, so a replayed case's stand-in finds it too."""
+    if not op.name.startswith(FOREACH_PREFIX):
+        return "op_db"
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    segment = op_segment(op)
+    for name in foreach_db_names(cmi):
+        if any(op_segment(entry) == segment for entry in getattr(cmi, name)):
+            return name
+    raise KeyError(f"OpInfo {segment!r} is in no foreach list")
+
+
+def is_foreach(op: Any) -> bool:
+    """A ``ForeachFuncInfo``: its samples are lists of tensors, and its method
+    "variant" is the function itself (no ``Tensor`` method, no ``out=``)."""
+    return type(op).__name__ == "ForeachFuncInfo"
+
+
+def inplace_only(op: Any) -> bool:
+    """A foreach op with no out-of-place function (``_foreach_zero_``,
+    ``_foreach_copy_``): OpInfo makes its ``op`` the in-place one, whose forward call
+    would return None and repeat the in-place case under another name."""
+    return is_foreach(op) and op.op is op.inplace_variant
 
 
 def op_segment(op: Any) -> str:
@@ -127,6 +174,15 @@ def surfaces(op: Any) -> tuple[str, ...]:
     return (f"aten::{name}",) if hasattr(torch.ops.aten, name) else ()
 
 
+def inplace_surfaces(op: Any) -> tuple[str, ...]:
+    """The in-place packet (``aten::abs_``, ``aten::_foreach_add_``) the in-place
+    variant means to reach, when the op has that variant and aten that packet."""
+    if op.inplace_variant is None:
+        return ()
+    name = (getattr(op, "aten_name", None) or op.name) + "_"
+    return (f"aten::{name}",) if hasattr(torch.ops.aten, name) else ()
+
+
 def describe(op: Any) -> dict[str, Any]:
     """Per-op facts the case index keeps so listing never imports OpInfo again."""
     source, mode, not_valid = comparison_policy(op)
@@ -138,6 +194,7 @@ def describe(op: Any) -> dict[str, Any]:
         "mode": mode,
         "not_valid": not_valid,
         "surfaces": list(surfaces(op)),
+        "inplace_surfaces": list(inplace_surfaces(op)),
     }
 
 
@@ -174,13 +231,17 @@ def variant_counts(op: Any, dtype: torch.dtype) -> Counted:
             count += 1
     except Exception as exc:  # an OpInfo bug on this torch: report, never hide
         return Counted({}, f"{type(exc).__name__}: {exc}"[:300], [])
+    if inplace_only(op):
+        return Counted(_nonzero({"inplace": count}), None, [])
     counts = {"forward": count, "noncontiguous": count, "nonfinite": len(nonfinite)}
     not_valid = nonfinite_not_valid(op, dtype) if nonfinite else None
-    if op.method_variant is not None:
+    foreach = is_foreach(op)
+    if op.method_variant is not None and not foreach:
         counts["method"] = count
     if op.inplace_variant is not None:
         counts["inplace"] = count
-    if op.supports_out and count and _returns_tensors(op, dtype):
+    # a foreach OpInfo's supports_out means "has an out-of-place form": no out=
+    if op.supports_out and not foreach and count and _returns_tensors(op, dtype):
         counts["out"] = count
     edges = {"forward": forward_edges.samples()}
     if op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):

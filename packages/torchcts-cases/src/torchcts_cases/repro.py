@@ -17,7 +17,7 @@ import torch
 
 from torchcts_cases.legal import strides_are_contract
 from torchcts_cases.nonfinite import NonfiniteSample, expression
-from torchcts_cases.opinfo_source import generation_seed
+from torchcts_cases.opinfo_source import generation_seed, list_name
 from torchcts_cases.repro_check import RUNTIME, opinfo_run_block, settings_block
 from torchcts_cases.spec import CaseSpec, case_seed
 
@@ -62,9 +62,10 @@ def opinfo_repro(
     fn = {"method": "op.method_variant", "inplace": "op.inplace_variant"}.get(
         spec.variant, "op.op"
     )
+    db = list_name(op)  # op_db, or the foreach list of a _foreach_ op
     lines = [
         header(spec, backend_import, options),
-        "from torch.testing._internal.common_methods_invocations import op_db",
+        f"from torch.testing._internal.common_methods_invocations import {db} as op_db",
         "",
         # a legal-output op has more than one right answer: compare its metadata
         settings_block(

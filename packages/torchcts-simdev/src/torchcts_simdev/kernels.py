@@ -101,8 +101,9 @@ IMPLS: dict[str, Callable[..., Any]] = {
 }
 # Overloads whose generic (CompositeExplicitAutograd) kernel would win over a fallback:
 # the *_overrideable hooks (which only raise), ops whose generic kernel rounds
-# differently from the CPU kernel; conj_physical_, whose generic kernel calls a
-# DispatchStub that only built-in devices fill ("missing kernel for simdev"); ``addr_``, whose generic kernel calls
+# differently from the CPU kernel; conj_physical_ and kaiser_window, whose generic
+# kernels call a DispatchStub that only built-in devices fill ("missing kernel for
+# simdev"); ``addr_``, whose generic kernel calls
 # ``addr_out(self, self, ...)`` and relies on C++ reference identity
 # (``&result == &self``) to skip broadcasting self; that identity cannot survive a
 # boxed call, so reached through ``addr.out`` an in-place addr_ would broadcast and
@@ -113,6 +114,9 @@ IMPLS: dict[str, Callable[..., Any]] = {
 EXPLICIT_OPS = (
     "_to_copy",
     "conj_physical_",
+    "kaiser_window",
+    "kaiser_window.periodic",
+    "kaiser_window.beta",
     "convolution_overrideable",
     "convolution_backward_overrideable",
     "_stack",

@@ -19,6 +19,8 @@ SUITE_MODULES = (
     "copies",
     "factories",
     "rng",
+    "rng_continuous",
+    "rng_discrete",
     "serialization",
     "device_mismatch",
     "reviewed",

@@ -1,4 +1,5 @@
-"""Factories on the device: empty, zeros, ones, full, arange, linspace, eye, randn, ..."""
+"""Factories on the device: empty, zeros, ones, full, arange, linspace, eye, randn,
+the window functions (hann, hamming, blackman, bartlett, kaiser), ..."""
 
 from __future__ import annotations
 
@@ -114,4 +115,65 @@ def random_factories(device: str, dtype: str | None) -> dict[str, Any]:
     }
 
 
-CASES = (filled, empty_metadata, ranges, tensor_constructor, random_factories)
+# lengths 0 and 1 are special-cased by every window (empty, and [1.]); 2 and an odd
+# length reach both halves of bartlett's triangle; 64 is a realistic STFT frame
+WINDOW_LENGTHS = (0, 1, 2, 7, 64)
+
+
+@case(
+    SUITE,
+    "windows",
+    2,
+    dtypes=("float32", "float64", "float16", "bfloat16"),
+    surfaces=(
+        "aten::hann_window",
+        "aten::hann_window.periodic",
+        "aten::hamming_window",
+        "aten::hamming_window.periodic",
+        "aten::hamming_window.periodic_alpha",
+        "aten::hamming_window.periodic_alpha_beta",
+        "aten::blackman_window",
+        "aten::blackman_window.periodic",
+        "aten::bartlett_window",
+        "aten::bartlett_window.periodic",
+        "aten::kaiser_window",
+        "aten::kaiser_window.periodic",
+        "aten::kaiser_window.beta",
+    ),
+)
+def windows(device: str, dtype: str | None) -> dict[str, Any]:
+    """The window factories, periodic and symmetric, with their shape parameters,
+    match CPU (the functions in torch.signal.windows are OpInfo cases)."""
+    d = getattr(torch, dtype or "float32")
+    out: dict[str, Any] = {}
+    for n in WINDOW_LENGTHS:
+        made = {
+            "hann": torch.hann_window(n, dtype=d, device=device),
+            "hann_symmetric": torch.hann_window(n, False, dtype=d, device=device),
+            "hamming": torch.hamming_window(n, dtype=d, device=device),
+            "hamming_symmetric": torch.hamming_window(n, False, dtype=d, device=device),
+            "hamming_alpha": torch.hamming_window(n, True, 0.5, dtype=d, device=device),
+            "hamming_alpha_beta": torch.hamming_window(
+                n, False, 0.6, 0.4, dtype=d, device=device
+            ),
+            "blackman": torch.blackman_window(n, dtype=d, device=device),
+            "blackman_symmetric": torch.blackman_window(
+                n, False, dtype=d, device=device
+            ),
+            "bartlett": torch.bartlett_window(n, dtype=d, device=device),
+            "bartlett_symmetric": torch.bartlett_window(
+                n, False, dtype=d, device=device
+            ),
+            "kaiser": torch.kaiser_window(n, dtype=d, device=device),
+            "kaiser_symmetric": torch.kaiser_window(n, False, dtype=d, device=device),
+            "kaiser_beta": torch.kaiser_window(n, True, 8.0, dtype=d, device=device),
+        }
+        out |= {f"{name}[{n}]": w for name, w in made.items()}
+    out["on_device"] = all(
+        isinstance(w, torch.Tensor) and w.device.type == torch.device(device).type
+        for w in out.values()
+    )
+    return out
+
+
+CASES = (filled, empty_metadata, ranges, tensor_constructor, random_factories, windows)
