@@ -13,19 +13,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torchcts_simdev
 from e2e_env import without_torchcts_env
-from torchcts_cases import get_case, prepare
+from suite_faults_helpers import clean_simdev, simdev_manifest, simdev_mismatch  # noqa: F401 (autouse)
 from torchcts_cases.layout_contract import VIEW
 from torchcts_schema import (
-    CAPABILITY_NAMES,
     Manifest,
     Status,
-    load_manifest,
     load_result,
 )
 
@@ -42,33 +38,7 @@ FORMAT_IGNORED = {"op": "aten::_to_copy", "fault": "contiguous_copy"}
 @pytest.fixture
 def manifest(tmp_path: Path) -> Manifest:
     """A simdev manifest claiming every capability, in float32."""
-    path = tmp_path / "m.py"
-    path.write_text(
-        f'DEVICE = "simdev"\nCAPABILITIES = {list(CAPABILITY_NAMES)!r}\n'
-        'DTYPES = {"float32": True}\n'
-    )
-    return load_manifest(path)
-
-
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts and ends on the clean profile."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    torchcts_simdev.configure("clean")
-    yield
-    torchcts_simdev.configure("clean")
-
-
-def _mismatch(case_id: str, manifest: Manifest, *rules: dict[str, object]) -> str:
-    """The judged mismatch of `case_id` on simdev under `rules` ('' if it passed)."""
-    case = prepare(get_case(case_id), manifest)
-    expected = case.reference()
-    torchcts_simdev.configure({"name": "test", "rules": list(rules)})
-    try:
-        observed = case.run_on("simdev")
-    finally:
-        torchcts_simdev.configure("clean")
-    return case.judge(expected, observed).mismatch or ""
+    return simdev_manifest(tmp_path, ("float32",))
 
 
 VIEW_CASES = {
@@ -84,7 +54,7 @@ VIEW_CASES = {
 @pytest.mark.parametrize("case_id", sorted(VIEW_CASES))
 def test_clean_simdev_passes_the_view_cases(case_id: str, manifest: Manifest) -> None:
     """Without faults simdev's views are the CPU's, strides and offsets alike."""
-    assert _mismatch(case_id, manifest) == ""
+    assert simdev_mismatch(case_id, manifest) == ""
 
 
 @pytest.mark.parametrize("case_id", sorted(VIEW_CASES))
@@ -93,7 +63,7 @@ def test_views_computed_by_copying_fail_naming_strides(
 ) -> None:
     """A view copied into row-major order has the right values and the wrong
     strides: the case fails saying so, and that a view's strides are contract."""
-    found = _mismatch(case_id, manifest, VIEWS_COPIED)
+    found = simdev_mismatch(case_id, manifest, VIEWS_COPIED)
     assert found == f"output: {VIEW_CASES[case_id]} ({VIEW})"
 
 
@@ -101,13 +71,13 @@ def test_a_contiguous_view_copied_fails_on_its_storage_offset(
     manifest: Manifest,
 ) -> None:
     """split's second piece is contiguous already: the copy shows in its offset."""
-    found = _mismatch("opinfo/split/forward/float32/0", manifest, VIEWS_COPIED)
+    found = simdev_mismatch("opinfo/split/forward/float32/0", manifest, VIEWS_COPIED)
     assert found == f"output[1]: storage offset 0, expected 50 ({VIEW})"
 
 
 def test_a_new_tensor_under_the_same_fault_passes(manifest: Manifest) -> None:
     """add's result is the backend's to lay out: the fault changes nothing judged."""
-    assert _mismatch("opinfo/add/forward/float32/0", manifest, VIEWS_COPIED) == ""
+    assert simdev_mismatch("opinfo/add/forward/float32/0", manifest, VIEWS_COPIED) == ""
 
 
 def test_a_conversion_ignoring_memory_format_fails_naming_strides(
@@ -116,8 +86,8 @@ def test_a_conversion_ignoring_memory_format_fails_naming_strides(
     """chalf(memory_format=channels_last) returned row-major fails, naming the
     strides and the memory format that sets them; the clean device passes."""
     case_id = "opinfo/chalf/forward/float32/4"
-    assert _mismatch(case_id, manifest) == ""
-    found = _mismatch(case_id, manifest, FORMAT_IGNORED)
+    assert simdev_mismatch(case_id, manifest) == ""
+    found = simdev_mismatch(case_id, manifest, FORMAT_IGNORED)
     assert found == (
         "output: strides (18, 6, 3, 1), expected (18, 1, 9, 3) "
         "(memory_format=torch.channels_last sets the result's layout)"
@@ -128,12 +98,12 @@ def test_an_out_tensor_restrided_fails_naming_strides(manifest: Manifest) -> Non
     """add(out=) that leaves the caller's out column-major or padded fails naming
     strides; the functional add under the same fault passes (its layout is free)."""
     restrided = {"op": "aten::add.out", "fault": "wrong_strides"}
-    found = _mismatch("opinfo/add/out/float32/1", manifest, restrided)
+    found = simdev_mismatch("opinfo/add/out/float32/1", manifest, restrided)
     assert found == (
         "output.output: strides (2,), expected (1,) "
         "(an out= tensor of the right shape keeps the strides it was given)"
     )
-    assert _mismatch("opinfo/add/forward/float32/1", manifest, restrided) == ""
+    assert simdev_mismatch("opinfo/add/forward/float32/1", manifest, restrided) == ""
 
 
 @pytest.mark.parametrize(
@@ -163,8 +133,8 @@ def test_resized_outs_and_channels_last_modules_fail_naming_the_layout(
 ) -> None:
     """A resized out= that is not contiguous, and a conv or batch norm that drops
     channels_last, fail naming strides or the layout; clean simdev passes them."""
-    assert _mismatch(case_id, manifest) == ""
-    assert _mismatch(case_id, manifest, rule) == found
+    assert simdev_mismatch(case_id, manifest) == ""
+    assert simdev_mismatch(case_id, manifest, rule) == found
 
 
 def test_a_view_fault_fails_the_record_and_the_next_fix_names_strides(

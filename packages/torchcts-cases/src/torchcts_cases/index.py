@@ -217,8 +217,9 @@ def _seed_path() -> Path:
     return SEED_DIR / f"{slug(torch.__version__)}.json.gz"
 
 
-def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
-    """A shard from the packaged seed, when it was built from this exact OpInfo."""
+def _current_seed() -> dict[str, Any] | None:
+    """The packaged seed's shards when it was built from this torch, OpInfo and
+    `INDEX_VERSION`; None for any other seed, or one that does not read."""
     try:
         data = json.loads(gzip.decompress(_seed_path().read_bytes()))
     except (OSError, ValueError, EOFError):
@@ -232,7 +233,14 @@ def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
         and isinstance(data.get("shards"), dict)
     ):
         return None
-    ops = data["shards"].get(name)
+    shards: dict[str, Any] = data["shards"]
+    return shards
+
+
+def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
+    """A shard from the packaged seed, when it was built from this exact OpInfo."""
+    shards = _current_seed()
+    ops = None if shards is None else shards.get(name)
     if not isinstance(ops, dict) or not all(_validator(name)(v) for v in ops.values()):
         return None
     entries: dict[str, dict[str, Any]] = ops
@@ -272,20 +280,10 @@ def add_to_seed(names: list[str]) -> Path:
     change left alone; refreshing every shard (`write_seed`) costs a pass over every
     sample of every dtype.
     """
-    try:
-        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
-    except (OSError, ValueError, EOFError):
-        data = None
-    if not (
-        isinstance(data, dict)
-        and data.get("format") == INDEX_FORMAT
-        and data.get("version") == INDEX_VERSION
-        and data.get("torch") == torch.__version__
-        and data.get("fingerprint") == opinfo_fingerprint()
-        and isinstance(data.get("shards"), dict)
-    ):
+    kept = _current_seed()
+    if kept is None:
         raise ValueError(f"{_seed_path()}: no seed of this torch and OpInfo to add to")
-    shards = {**data["shards"], **{name: _build(name) for name in names}}
+    shards = {**kept, **{name: _build(name) for name in names}}
     return _write_seed_payload(shards)
 
 
