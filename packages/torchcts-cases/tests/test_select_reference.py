@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 from torchcts_cases import SelectedCases, Selection, not_run_record, select_cases
 from torchcts_cases import select as select_module
-from torchcts_cases.catalog import OPINFO_SUITE, group_specs, opinfo_groups
+from torchcts_cases.catalog import (
+    OPINFO_SUITE,
+    group_specs,
+    opinfo_groups,
+    overload_cases,
+)
 from torchcts_cases.spec import CaseSpec
 from torchcts_cases.suites import all_hand_cases
 from torchcts_schema import CAPABILITY_NAMES, Manifest, NotRunReason
@@ -55,6 +60,12 @@ def _reference(manifest: Manifest, selection: Selection) -> SelectedCases:
             if found is None and entry.get("not_valid") and variant != "error_inputs":
                 found = (NotRunReason.COMPARISON_NOT_VALID, str(entry["not_valid"]))
             place(group_specs(op, entry, variant, dtype, range(count)), found)
+    for spec, packet in overload_cases():
+        if spec.dtype in dtypes:
+            found = rules.group_reason(
+                spec.suite, spec.op, packet, spec.dtype, spec.capability
+            )
+            place([spec], found)
     for hand in all_hand_cases().values():
         if hand.dtype is not None and hand.dtype not in dtypes:
             continue
