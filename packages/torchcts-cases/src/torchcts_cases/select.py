@@ -95,6 +95,7 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
     for dtype in [*dtypes, None]:
         for op, entry, variant, count in opinfo_groups(dtype):
             name = str(entry.get("name", op))
+            edges = primitive_edges(op, entry, variant)
             found, declines = rules.decide(
                 out,
                 OPINFO_SUITE,
@@ -102,11 +103,13 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
                 name,
                 dtype,
                 variant,
-                _Samples(entry, count, primitive_edges(op, entry, variant)),
+                _Samples(entry, count, edges),
             )
             if found is None:
                 found = _not_valid(entry, variant)
-            _place_group(out, rules, op, entry, variant, dtype, count, found, declines)
+            _place_group(
+                out, rules, op, entry, variant, dtype, count, edges, found, declines
+            )
     for spec, packet in overload_cases():
         if spec.dtype not in dtypes:
             continue
@@ -167,6 +170,7 @@ def _place_group(
     variant: str,
     dtype: str | None,
     count: int,
+    edges: Container[int],
     found: Reason | None,
     declines: tuple[Decline, ...] = (),
 ) -> None:
@@ -184,7 +188,6 @@ def _place_group(
         OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
     )
     runnable: list[int] = []
-    edges = primitive_edges(op, entry, variant)
     for sample in range(count):
         level = _level(family, variant, dtype, sample, sample in edges)
         reason = found or rules.opinfo_reason(sample, level)
