@@ -160,3 +160,16 @@ def _sample_of(t: torch.Tensor) -> object:
     from types import SimpleNamespace
 
     return SimpleNamespace(input=t, args=(), kwargs={})
+
+
+def test_an_empty_complex_output_has_a_backward_reference(
+    make_manifest: MakeManifest,
+) -> None:
+    """flip's sample 5 is an empty (5, 0, 10) tensor: the backward reference of its
+    complex dtypes is built, and CPU judged against it passes (a loss through
+    view_as_real left these cases without a reference: CPU's own view_as_complex
+    refuses the empty gradient)."""
+    m = make_manifest(DTYPES={"complex64": True}, CAPABILITIES=ALL_CAPS, LEVEL=4)
+    case = prepare(get_case("opinfo/flip/backward/complex64/5"), m)
+    expected = case.reference()
+    assert case.judge(expected, case.run_on("cpu")).ok

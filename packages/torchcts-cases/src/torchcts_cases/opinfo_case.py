@@ -37,7 +37,7 @@ from torchcts_cases.repro import opinfo_repro
 from torchcts_cases.sample_stream import rng_state, set_rng_state
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict, case_seed
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
-from torchcts_cases.transfer import tensors_in, to_device, to_host
+from torchcts_cases.transfer import backward_loss, tensors_in, to_device, to_host
 from torchcts_cases.upstream_defects import (
     UpstreamDefect,
     cpu_disagrees,
@@ -321,9 +321,7 @@ class OpInfoCase(PreparedCase):
         leaves = [t for t in tensors_in(inputs) if t.requires_grad]
         if not outs or not leaves:
             raise OracleUnavailable("sample has no differentiable output or input")
-        loss = _scalar(outs[0])
-        for extra in outs[1:]:
-            loss = loss + _scalar(extra)
+        loss = backward_loss(outs)
         try:
             grads = torch.autograd.grad(loss, leaves, allow_unused=True)
         except Exception as exc:
@@ -379,12 +377,6 @@ def _dispatched(fn: Any, inputs: tuple[Any, Any, dict[str, Any]]) -> list[str]:
         return overloads_reached(lambda: fn(inp, *args, **kwargs))
     finally:
         set_rng_state(state)
-
-
-def _scalar(t: torch.Tensor) -> torch.Tensor:
-    if t.is_complex():
-        return torch.view_as_real(t).sum()
-    return t.sum()
 
 
 def _empty_like_on(template: Any, device: str) -> Any:

@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchcts_cases import opinfo_source
 from torchcts_cases.spec import OracleUnavailable, case_seed
-from torchcts_cases.transfer import tensors_in
+from torchcts_cases.transfer import backward_loss, tensors_in
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 
@@ -131,8 +131,5 @@ def _backward(sample: Any, result: Any) -> None:
     ]
     if not outputs or not leaves:
         return
-    loss = sum(
-        (torch.view_as_real(t).sum() if t.is_complex() else t.sum() for t in outputs),
-        torch.zeros(()),
-    )
+    loss = backward_loss(outputs)
     torch.autograd.grad(loss, leaves, allow_unused=True)

@@ -199,7 +199,7 @@ def opinfo_run_block(variant: str) -> str:
             "    outs = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]",
             "    leaves = [t for t in [inp, *a] if isinstance(t, torch.Tensor)"
             " and t.requires_grad]",
-            "    loss = sum((torch.view_as_real(t) if t.is_complex() else t).sum()"
+            "    loss = sum((t.real.sum() + t.imag.sum()) if t.is_complex() else t.sum()"
             " for t in outs)",
             "    grads = torch.autograd.grad(loss, leaves, allow_unused=True)",
             "    return {'output': result, 'grads': list(grads)}",

@@ -143,3 +143,21 @@ def tensors_in(obj: Any) -> list[torch.Tensor]:
     if isinstance(obj, dict):
         return [t for k in obj for t in tensors_in(obj[k])]
     return []
+
+
+def backward_loss(outputs: list[torch.Tensor]) -> torch.Tensor:
+    """The scalar a backward case differentiates: the sum of every output, a complex
+    one's real and imaginary parts summed apart.
+
+    ``real``/``imag`` rather than ``view_as_real``: the latter's backward goes through
+    ``view_as_complex``, which refuses the gradient of an empty complex output ("Tensor
+    must have a last dimension with stride 1") on CPU itself, so the case would have
+    no reference; the two losses and their gradients are otherwise the same.
+    """
+    if not outputs:
+        return torch.zeros(())
+    sums = [t.real.sum() + t.imag.sum() if t.is_complex() else t.sum() for t in outputs]
+    loss = sums[0]
+    for extra in sums[1:]:
+        loss = loss + extra
+    return loss
