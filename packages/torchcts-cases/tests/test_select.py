@@ -65,12 +65,12 @@ def test_reasons_name_each_exclusion(make_manifest: MakeManifest) -> None:
         MAX_SAMPLES_PER_OP=2,
         OPS={"exclude": {"sub": "not implemented yet"}},
     )
-    selected = select_cases(m, Selection(level=1))
+    selected = select_cases(m, Selection(level=4))
     reasons = _reasons(selected)
     for reason in ("capability_not_declared", "op_excluded", "sample_limit",
                    "level_filtered", "comparison_not_valid"):  # fmt: skip
         assert reasons[reason] > 0, reason
-    excluded = [r for r in selected.not_run if r.op == "sub"]
+    excluded = [r for r in selected.not_run if r.op == "sub" and r.level <= 4]
     assert excluded and all("not implemented yet" in (r.detail or "") for r in excluded)
 
 
@@ -86,7 +86,14 @@ def test_dtype_regex_and_false(make_manifest: MakeManifest) -> None:
     assert int64 and {r.not_run_reason for r in int64} <= {
         NotRunReason.DTYPE_NOT_SUPPORTED,
         NotRunReason.FILTERED_BY_SELECTION,
+        NotRunReason.LEVEL_FILTERED,  # above the level, whatever DTYPES says
     }
+    assert all(
+        r.not_run_reason is NotRunReason.DTYPE_NOT_SUPPORTED
+        for r in int64
+        if r.level == 1 and r.suite == "opinfo"
+    )
+    assert any(r.not_run_reason is NotRunReason.DTYPE_NOT_SUPPORTED for r in int64)
 
 
 def test_selection_filters(make_manifest: MakeManifest) -> None:
@@ -154,3 +161,33 @@ def test_get_case_works_in_a_fresh_process() -> None:
     )
     seed = str(case_seed("opinfo/add/forward/float32/0"))
     assert out.stdout.split() == ["1", "views", seed]  # seeds never use salted hash()
+
+
+def test_a_shallow_run_records_only_the_declines_of_its_own_depth(
+    make_manifest: MakeManifest,
+) -> None:
+    """With outside cases counted (every run's plan), a case above the level is
+    level_filtered whatever the manifest says of it: a level-1 run records only
+    level-1 declines. The same cases are accounted for: the recorded and counted
+    cases add up to what the level-8 selection records one by one."""
+    m = make_manifest(
+        DTYPES={"float32": True, "float16": False, "int64": True},
+        CAPABILITIES=ALL_CAPS,
+        OPS={"exclude": {"sin": "reason"}},
+    )
+    shallow = select_cases(m, Selection(level=1, record_outside=False))
+    assert shallow.not_run and all(r.level == 1 for r in shallow.not_run)
+    assert {r.not_run_reason for r in shallow.not_run} >= {
+        NotRunReason.DTYPE_NOT_SUPPORTED,
+        NotRunReason.OP_EXCLUDED,
+    }
+    everything = select_cases(m, Selection(level=8, record_outside=True))
+    assert len(shallow.runnable) + len(shallow.not_run) + sum(
+        shallow.outside.values()
+    ) == len(everything.runnable) + len(everything.not_run)
+    declined_at_one = {
+        r.case_id
+        for r in everything.not_run
+        if r.level == 1 and r.not_run_reason is not NotRunReason.LEVEL_FILTERED
+    }
+    assert {r.case_id for r in shallow.not_run} == declined_at_one
