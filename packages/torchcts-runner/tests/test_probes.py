@@ -3,6 +3,7 @@ where the probes run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -71,5 +72,43 @@ def test_a_backend_to_import_is_probed_in_a_child(
             results_dir=tmp_path,
             is_subset=False,
         )
-        probe_cache.start_probes(settings, "cpu_x", torch.__version__)  # type: ignore[arg-type]
+        probe_cache.probe_phase(settings, "cpu_x", torch.__version__)  # type: ignore[arg-type]
     assert started == ["here", "child"]
+
+
+def test_the_probe_child_starts_when_asked_and_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making the probe phase starts no interpreter (the workers import torch
+    first); `begin` starts the child once; `finish` reads the one child's table."""
+    from torchcts_runner import probes
+
+    started: list[list[str]] = []
+
+    class Child:
+        returncode = 0
+
+        def __init__(self, command: list[str], **kwargs: object) -> None:
+            started.append(command)
+
+        def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+            row = {"kind": "import", "probe": "backend x", "status": "pass"}
+            return json.dumps([{**row, "note": ""}]) + "\n", ""
+
+    monkeypatch.setattr(probes.subprocess, "Popen", Child)
+    path = tmp_path / "manifest.py"
+    path.write_text('BACKEND_IMPORT = "torchcts_simdev"\n' + CPU_MANIFEST)
+    settings = SimpleNamespace(
+        manifest=load_manifest(path),
+        device="cpu",
+        results_root=None,
+        results_dir=tmp_path,
+        is_subset=False,
+    )
+    phase = probe_cache.probe_phase(settings, "cpu_x", torch.__version__)  # type: ignore[arg-type]
+    assert started == []
+    phase.begin()
+    phase.begin()
+    rows, _table = phase.finish()
+    assert len(started) == 1 and started[0][1:3] == ["-m", "torchcts_runner.probes"]
+    assert [r["probe"] for r in rows] == ["backend x"]

@@ -192,6 +192,9 @@ def _place_group(
         OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
     )
     runnable: list[int] = []
+    # counted per reason here and added once per group: the samples outside a
+    # shallow level are most of the matrix (440,000 single counts at level 1)
+    counted: dict[Reason, int] = {}
     for sample in range(count):
         level = _level(family, variant, dtype, sample, sample in edges)
         reason = rules.case_reason(found, sample, level)
@@ -199,10 +202,12 @@ def _place_group(
             runnable.append(sample)
             continue
         if rules.counts_only(reason):
-            rules.count(out, OPINFO_SUITE, op, dtype, reason, 1)
+            counted[reason] = counted.get(reason, 0) + 1
             continue
         case_id = f"{prefix}{sample}"
         out.not_run.append(records.record(case_id, sample, level, reason))
+    for reason, n in counted.items():
+        rules.count(out, OPINFO_SUITE, op, dtype, reason, n)
     if runnable:
         out.runnable.extend(group_specs(op, entry, variant, dtype, runnable))
         if declines:

@@ -56,7 +56,7 @@ from torchcts_runner.items import (
     summary,
 )
 from torchcts_runner.metadata import MEMORY_OPTION, build_metadata
-from torchcts_runner.probe_cache import ProbePhase, backend_unusable, start_probes
+from torchcts_runner.probe_cache import ProbePhase, backend_unusable, probe_phase
 from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress, write_stderr
 from torchcts_runner.progress_hooks import fd_writer, own_terminal, watch_progress
@@ -115,6 +115,7 @@ class ControllerRole:
         self.background = BackgroundPlan(self._compute_plan)
         self.workers: WorkerChoice | None = None  # how the cases run, and why
         self.probes: ProbePhase | None = None
+        self._probes_begun = False
         self.backend_unusable = False  # the import or device probe failed
         self.write_error: ArtifactWriteError | None = None  # the disk is full
         self.session: pytest.Session | None = None
@@ -224,7 +225,7 @@ class ControllerRole:
             write_start_status(Path(status_file), self.workers.to_dict())
         self.handling.publish()
         install_interrupt_handlers()
-        self.probes = start_probes(
+        self.probes = probe_phase(
             s, self.run_key, self.controller.metadata.torch_version
         )
 
@@ -345,6 +346,9 @@ class ControllerRole:
         if carried is not None:
             release_record(report, record)
         self.in_flight.pop(report.nodeid, None)
+        if self.probes is not None and not self._probes_begun:
+            self._probes_begun = True
+            self.probes.begin()  # a case has ended: the workers have started
 
     def _stop_writing(self, exc: ArtifactWriteError) -> None:
         """A write failed (disk full, read-only...): say so once and stop the run.

@@ -111,6 +111,9 @@ class ReusedProbes:
     def __init__(self, rows: list[JsonDict]) -> None:
         self._rows = rows
 
+    def start(self) -> None:
+        """Nothing to start."""
+
     def result(self) -> list[JsonDict]:
         """The cached rows."""
         return list(self._rows)
@@ -127,6 +130,11 @@ class ProbePhase:
     ) -> None:
         self.run = run
         self.cache = cache
+
+    def begin(self) -> None:
+        """Start a probe child: the controller calls it once the first case has
+        ended, when the workers' start-up no longer shares the cores with it."""
+        self.run.start()
 
     def kill(self) -> None:
         """Stop a probe child that is still running."""
@@ -157,10 +165,11 @@ def backend_unusable(rows: list[JsonDict]) -> bool:
     )
 
 
-def start_probes(settings: RunSettings, run_key: str, torch_version: str) -> ProbePhase:
+def probe_phase(settings: RunSettings, run_key: str, torch_version: str) -> ProbePhase:
     """The probes of this run: reused for a subset run when the cache matches, else
     run in this process when the device is torch's own (no backend import; this
-    process has torch loaded for selection), else a fresh probe child."""
+    process has torch loaded for selection), else a fresh probe child, started by
+    `ProbePhase.begin` (or at the latest by `ProbePhase.finish`)."""
     manifest = settings.manifest
     key = {
         "run_key": run_key,
@@ -186,5 +195,5 @@ __all__ = [
     "ReusedProbes",
     "backend_fingerprint",
     "backend_unusable",
-    "start_probes",
+    "probe_phase",
 ]

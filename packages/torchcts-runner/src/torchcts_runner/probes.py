@@ -198,24 +198,45 @@ def run_probes(manifest_path: str, device: str) -> list[JsonDict]:
 
 
 class ProbeRun:
-    """The probe child, started early and collected when the table is needed."""
+    """The probe child, started once the run's first case has ended (`start`) and
+    collected when the table is needed.
+
+    Started with the run, it imported torch and the backend beside the controller
+    and the xdist workers, on the same cores, while they imported theirs (simdev's
+    level-1 run on 2 cores: four interpreters importing torch before the first
+    case). Its table is read only at the session's end, so it waits for the workers
+    to be running cases.
+    """
 
     def __init__(
         self, manifest: Path, device: str, env: dict[str, str] | None = None
     ) -> None:
-        command = [
+        self._command = [
             sys.executable,
             "-m",
             "torchcts_runner.probes",
             str(manifest),
             device,
         ]
-        self._proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-        )
+        self._env = env
+        self._proc: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        """Start the child, once."""
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                self._command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=self._env,
+            )
 
     def result(self, timeout_s: float = PROBE_TIMEOUT_S) -> list[JsonDict]:
-        """The probe rows; a crashed or hung probe child is itself a failed probe."""
+        """The probe rows (the child is started now if it was not); a crashed or
+        hung probe child is itself a failed probe."""
+        self.start()
+        assert self._proc is not None
         try:
             out, err = self._proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -237,7 +258,7 @@ class ProbeRun:
 
     def kill(self) -> None:
         """Stop the child if it is still running."""
-        if self._proc.poll() is None:
+        if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
             self._proc.communicate()
 
@@ -255,6 +276,9 @@ class LocalProbes:
 
         with torch.random.fork_rng(devices=[]):
             self._rows = run_probes(str(manifest), device)
+
+    def start(self) -> None:
+        """Nothing to start: they ran when this was made."""
 
     def result(self) -> list[JsonDict]:
         """The rows computed at start."""
