@@ -4,7 +4,8 @@
 ... --op topk`` with the workers chosen by the work, with ``-n 0`` and with ``-n 2``,
 and the slice's bare calls (``bare.py``), all in turns (A B C D A B C D ...), watched
 from outside (``observe.py``). Rows per way of running it: wall (aim: <= 10 s end to
-end), CPU seconds, time to first case, tail after the last case, wall / bare calls
+end), CPU seconds, time to first case (with the CPU seconds and the interpreters
+with torch by then), tail after the last case, wall / bare calls
 per core (pair by pair), and which workers the run chose and why.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from bare import BareCalls, bare_calls
 from measure import cores, load_average, pair_ratios, per_core
 from observe import ROOT, RunObservation, checkout_like, observe
-from run import BenchRow, spread_row
+from run import BenchRow, spread_row, start_rows
 
 AREA = "15-op slice"
 SLICE_OPS = ("abs", "add", "mul", "sum", "mean", "exp", "sin", "matmul", "mm")
@@ -89,7 +90,7 @@ def way_rows(
             note=f"{last.cases} cases, {chose}: {last.workers_why}",
         ),
         row("CPU", [r.cpu_s for r in seen], "s"),
-        row("time to first case", [r.first_case_s for r in seen], "s", aim="<= 5 s"),
+        *start_rows(AREA, way, seen, loads),
         row("tail after the last case", [r.tail_s for r in seen], "s"),
         row("wall / bare per core", pair_ratios(walls, per), "x", note="pair by pair"),
     ]

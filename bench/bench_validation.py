@@ -6,8 +6,10 @@ process (``bare.py``: reference and op calls only), then the run
 by the work) watched from outside (``observe.py``). Rows per level:
 
 - cases executed, wall, CPU seconds (the run and every process it waited for);
-- time to first case (launch to the first executed case's journal line; aim <= 5 s)
-  and tail (the last case's journal line to the exit; aim <= 5 s);
+- time to first case (launch to the first executed case's journal line; aim <= 5 s),
+  the CPU seconds the run's processes had used by then and how many of them had
+  loaded torch (``proc_watch.py``: steadier than the wall figure on a loaded
+  machine), and tail (the last case's journal line to the exit; aim <= 5 s);
 - bare calls per core: their serial sum divided among the processes that ran the
   cases (``measure.per_core``), and wall / bare per core, pair by pair (aim <= 1.5x
   at level 4);
@@ -30,7 +32,7 @@ from typing import Any
 from bare import BareCalls, bare_calls
 from measure import cores, load_average, pair_ratios, per_core
 from observe import ROOT, RunObservation, checkout_like, observe
-from run import BenchRow, spread_row
+from run import BenchRow, spread_row, start_rows
 
 AREA = "validation"
 LONG_LEVELS = (4, 5, 6, 7, 8)  # minutes a run: measured once
@@ -105,7 +107,7 @@ def validation_rows(
             "s",
             note="user+sys, the run and what it waited for",
         ),
-        row("time to first case", [r.first_case_s for r in runs], "s", aim="<= 5 s"),
+        *start_rows(AREA, name, runs, loads),
         row("tail after the last case", [r.tail_s for r in runs], "s", aim="<= 5 s"),
         row(
             "bare calls per core",

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import load_average
+from proc_watch import ProcessWatch
 from torchcts_schema import (
     HISTORY_SUFFIX,
     JOURNAL_SUFFIX,
@@ -35,6 +36,8 @@ from torchcts_schema import (
 )
 
 POLL_S = 0.02
+PROC_POLLS = 5  # the process tree is sampled every fifth poll (0.1 s), and at the
+# poll that sees the first case
 ROOT = Path(__file__).resolve().parent.parent
 NAN = float("nan")
 
@@ -122,6 +125,8 @@ class RunObservation:
     exit_code: int
     cases: int  # executed cases journaled (not_run accounting left out)
     first_case_s: float  # launch to the first executed case's journal line
+    first_case_cpu_s: float  # CPU seconds of the run's processes by then
+    torch_by_first_case: int  # processes that had loaded torch by then
     tail_s: float  # the last executed case's journal line to the run's exit
     workers: int | None  # executing processes the run used (0: in process)
     workers_why: str
@@ -163,11 +168,20 @@ def observe(
         )
         follower = JournalFollower(out, launched)
         follower.skip_existing()
+        watch = ProcessWatch(proc.pid)
+        at_first: list[tuple[float, int]] = []  # (CPU-s, torch processes)
         stop = threading.Event()
 
         def follow() -> None:
+            polls = 0
             while not stop.is_set():
-                follower.poll(time.monotonic())
+                now = time.monotonic()
+                follower.poll(now)
+                if polls % PROC_POLLS == 0 or (follower.cases and not at_first):
+                    watch.poll(now - launched)
+                if follower.cases and not at_first:
+                    at_first.append((watch.cpu_s(), watch.torch_by(follower.first_s)))
+                polls += 1
                 stop.wait(POLL_S)
 
         thread = threading.Thread(target=follow, daemon=True)
@@ -195,6 +209,8 @@ def observe(
         exit_code=proc.returncode,
         cases=follower.cases,
         first_case_s=follower.first_s,
+        first_case_cpu_s=at_first[0][0] if at_first else NAN,
+        torch_by_first_case=at_first[0][1] if at_first else 0,
         tail_s=(ended - launched) - follower.last_s,
         workers=workers,
         workers_why=why,

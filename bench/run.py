@@ -18,9 +18,10 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from measure import load_text, spread
+from observe import RunObservation
 
 
 class BenchRow(NamedTuple):
@@ -55,6 +56,34 @@ def spread_row(
     return BenchRow(
         area, metric, measured.median, unit, "; ".join(notes), measured.text(digits)
     )
+
+
+def start_rows(
+    area: str, name: str, runs: Sequence[RunObservation], loads: Sequence[float]
+) -> list[BenchRow]:
+    """Where a run's start went: time to first case, the CPU seconds its processes
+    had used by then and how many of them had loaded torch (steadier than the wall
+    figure on a loaded machine)."""
+
+    def row(metric: str, values: list[float], unit: str, **kw: Any) -> BenchRow:
+        return spread_row(area, f"{name}: {metric}", values, unit, loads=loads, **kw)
+
+    return [
+        row("time to first case", [r.first_case_s for r in runs], "s", aim="<= 5 s"),
+        row(
+            "CPU to first case",
+            [r.first_case_cpu_s for r in runs],
+            "s",
+            note="user+sys of the run's processes by its first case",
+        ),
+        row(
+            "interpreters with torch by the first case",
+            [float(r.torch_by_first_case) for r in runs],
+            "processes",
+            aim="the executing processes only",
+            digits=0,
+        ),
+    ]
 
 
 def parse(argv: list[str]) -> tuple[set[str], argparse.Namespace]:

@@ -1,11 +1,12 @@
 """The bench's arithmetic (bench/measure.py, bench/observe.py, bench/bench_workers.py):
 medians and spread, bare calls per core, turn order, the journal follower's first
-case and tail, and the crossover fit. No run is started here."""
+case and tail, the process watch, and the crossover fit. No run is started here."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ sys.path.insert(0, str(BENCH))  # bench/ is not a package: its modules import by
 import bench_workers  # noqa: E402
 import measure  # noqa: E402
 import observe  # noqa: E402
+import proc_watch  # noqa: E402
 
 
 def test_spread_is_median_min_max_and_ignores_failed_measurements() -> None:
@@ -161,3 +163,86 @@ def test_crossover_of_two_fitted_lines() -> None:
     workers = (10.0, 0.005)
     assert bench_workers.crossover(serial, workers) == 1000.0
     assert bench_workers.crossover(workers, serial) == math.inf
+
+
+def _fake_process(
+    proc: Path, pid: int, kids: list[int], ticks: tuple[int, int], maps: str
+) -> None:
+    task = proc / str(pid) / "task" / str(pid)
+    task.mkdir(parents=True)
+    (task / "children").write_text(" ".join(map(str, kids)) + (" " if kids else ""))
+    fields = ["S", "1", *["0"] * 9, str(ticks[0]), str(ticks[1]), *["0"] * 8]
+    (proc / str(pid) / "stat").write_text(f"{pid} (py thon) " + " ".join(fields))
+    (proc / str(pid) / "maps").write_text(maps)
+
+
+def test_the_process_watch_sums_the_tree_and_dates_each_torch_load(
+    tmp_path: Path,
+) -> None:
+    """Every process under the root is sampled (a name with a space included); a
+    process is counted from the first poll that sees libtorch in its maps, and an
+    exited one keeps its last CPU sample; a process outside the tree is not seen."""
+    ticks = proc_watch.TICKS
+    torch_map = "7f00-7f01 r-xp 0 08:01 1 /venv/torch/lib/libtorch_cpu.so\n"
+    _fake_process(tmp_path, 10, [11, 12], (ticks, 0), "")
+    _fake_process(tmp_path, 11, [], (2 * ticks, ticks), torch_map)
+    _fake_process(tmp_path, 12, [], (ticks // 2, 0), "/usr/lib/libc.so.6\n")
+    _fake_process(tmp_path, 99, [], (50 * ticks, 0), torch_map)  # not a child
+    watch = proc_watch.ProcessWatch(10, proc=tmp_path)
+    watch.poll(1.0)
+    assert watch.cpu_s() == pytest.approx(1 + 3 + 0.5)
+    assert (watch.torch_by(0.5), watch.torch_by(1.0)) == (0, 1)
+    (tmp_path / "12" / "maps").write_text(torch_map)
+    watch.poll(2.0)
+    assert (watch.torch_by(1.5), watch.torch_by(2.0)) == (1, 2)
+    for name in ("stat", "maps"):
+        (tmp_path / "11" / name).unlink()  # 11 has exited
+    watch.poll(3.0)
+    assert watch.cpu_s() == pytest.approx(4.5)
+    assert watch.torch_by(3.0) == 2
+
+
+def test_the_process_watch_of_this_process_sees_its_own_child() -> None:
+    """On this machine's /proc: a child shows up under its parent with its CPU."""
+    import subprocess
+
+    if not (proc_watch.PROC / "self" / "stat").exists():
+        pytest.skip("no /proc on this platform")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        watch = proc_watch.ProcessWatch(os.getpid())
+        watch.poll(0.0)
+        assert child.pid in watch.cpu
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_start_rows_give_first_case_wall_cpu_and_torch_interpreters() -> None:
+    """One row each: time to first case, CPU by then, interpreters with torch
+    by then (the median of the runs, their range shown)."""
+    import run
+
+    def seen(first: float, cpu: float, torch_count: int) -> observe.RunObservation:
+        return observe.RunObservation(
+            wall_s=20.0,
+            cpu_s=30.0,
+            exit_code=0,
+            cases=10,
+            first_case_s=first,
+            first_case_cpu_s=cpu,
+            torch_by_first_case=torch_count,
+            tail_s=1.0,
+            workers=2,
+            workers_why="-n",
+            loads=(1.0, 1.0),
+            artifacts={},
+        )
+
+    rows = run.start_rows("a", "-n 2", [seen(8.0, 15.0, 3), seen(6.0, 13.0, 4)], [1.0])
+    assert [(r.metric, r.value) for r in rows] == [
+        ("-n 2: time to first case", 7.0),
+        ("-n 2: CPU to first case", 14.0),
+        ("-n 2: interpreters with torch by the first case", 3.5),
+    ]
+    assert rows[2].shown == "4 (3-4)"
