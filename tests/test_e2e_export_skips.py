@@ -36,9 +36,17 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The results directory of one finished simdev demo run of mul and where."""
     root = tmp_path_factory.mktemp("export")
     shutil.copy(ROOT / "manifests" / "simdev.py", root / "manifest.py")
-    argv = ["--manifest", "manifest.py", "-n", "0", "--op", "mul", "--op", "where"]
+    # the two forward cases by node id: level 1 also runs mul's other variants
+    argv = [
+        "--manifest",
+        "manifest.py",
+        "-n",
+        "0",
+        f"torchcts::{MUL}",
+        f"torchcts::{WHERE}",
+    ]
     done = subprocess.run(
-        [str(BIN / "torchcts-run"), *argv, "--dtype", "int64"],
+        [str(BIN / "torchcts-run"), *argv],
         cwd=root,
         capture_output=True,
         text=True,

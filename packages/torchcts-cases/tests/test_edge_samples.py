@@ -54,31 +54,28 @@ def test_the_finder_keeps_each_kinds_first_sample_but_never_sample_zero() -> Non
     assert finder.samples() == [2, 5]
 
 
-def test_primitive_edge_samples_are_level_two_in_every_variant_and_dtype() -> None:
-    """A primitive op's edge sample is level 2 even in uint16 backward, never deeper
-    nor shallower than its tiers allow; nonfinite keeps its tier; a non-edge sample
-    and a non-primitive op keep theirs."""
+def test_primitive_edge_samples_are_level_one_in_every_variant_and_dtype() -> None:
+    """A primitive op's edge sample is level 1 even in uint16 backward; nonfinite
+    keeps its tier; a non-edge sample and a non-primitive op keep theirs."""
     assert is_primitive("add") and is_primitive("div.floor_rounding")
     assert not is_primitive("linalg.solve") and not is_primitive("acosh")
     for variant in ("forward", "method", "inplace", "out", "backward", "noncontiguous"):
-        assert opinfo_level(1, variant, "uint16", 8, True) == 2
-    assert opinfo_level(1, "forward", "float32", 0, True) == 1
+        assert opinfo_level(1, variant, "uint16", 8, True) == 1
     assert opinfo_level(1, "nonfinite", "float32", 0, True) == 3
     assert opinfo_level(1, "backward", "float32", 8, False) == 6
     assert opinfo_level(1, "forward", "float32", 0, False) == 1
 
 
-def test_the_index_places_adds_edges_at_level_two() -> None:
+def test_the_index_places_adds_edges_at_level_one() -> None:
     """add's OpInfo samples in float32: 0 is 0-dim, 1 broadcasts, 8 is empty, 10
     has a float alpha (read from OpInfo's sample list for torch 2.13.0); they are
-    level 2 in float64 and in the backward variant too, sample 5 is not."""
+    level 1 in float64 and in the backward variant too, sample 5 is not."""
     from torchcts_cases import index
 
     entry = index.shard("float32")["add"]
     assert {0, 1, 8, 10} <= set(primitive_edges("add", entry, "forward"))
-    assert get_case("opinfo/add/backward/float32/8").level == 2
-    assert get_case("opinfo/add/out/float64/1").level == 2
-    assert get_case("opinfo/add/forward/float32/0").level == 1
-    assert get_case("opinfo/add/forward/float32/5").level > 2
+    assert get_case("opinfo/add/backward/float32/8").level == 1
+    assert get_case("opinfo/add/out/float64/1").level == 1
+    assert get_case("opinfo/add/forward/float32/5").level > 1
     assert get_case("opinfo/add/nonfinite/float32/1").level == 3
     assert get_case("opinfo/acosh/forward/float64/0").level > 1

@@ -42,7 +42,13 @@ def _reference(manifest: Manifest, selection: Selection) -> SelectedCases:
 
     def place(specs: Any, found: Any) -> None:
         for spec in specs:
-            reason = found or _sample_reason(manifest, level, spec)
+            # the documented order: command-line filters, then the level, then the
+            # manifest's reasons (a recheck keeps the manifest first)
+            filtered = found is not None and found[0] is NotRunReason.FILTERED_BY_SELECTION
+            if spec.level > level and not filtered and not selection.declined_only:
+                reason = (NotRunReason.LEVEL_FILTERED, f"level {spec.level} > {level}")
+            else:
+                reason = found or _sample_reason(manifest, level, spec)
             if reason is None:
                 out.runnable.append(spec)
             else:

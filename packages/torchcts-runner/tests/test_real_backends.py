@@ -12,7 +12,7 @@ DEVICE = "simdev"
 BACKEND_IMPORT = "torchcts_simdev"
 BACKEND_OPTIONS = {"fault_profile": "demo"}
 DTYPES = {"float32": True, "int64": True}
-CAPABILITIES = ["forward"]
+CAPABILITIES = ["forward", "inplace"]  # the demo hang is the in-place cos call
 MAX_SAMPLES_PER_OP = 2
 """
 CPU = """
