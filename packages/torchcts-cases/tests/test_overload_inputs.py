@@ -13,11 +13,23 @@ from torchcts_cases.overload_inputs import PLANS, NoValue, schema_call
 
 
 def test_plans_are_every_shape_in_float32_then_int64() -> None:
-    """The plan numbers the index stores name fixed shapes and dtypes."""
+    """The plan numbers the index stores name fixed shapes and dtypes; the later
+    shapes come after the first ones, in both dtypes."""
     assert PLANS[0] == ((2, 3), "float32")
     assert PLANS[1] == ((3,), "float32")
     assert PLANS[4] == ((2, 3), "int64")
-    assert len(PLANS) == 8
+    assert PLANS[8] == ((3, 3), "float32")
+    assert PLANS[11] == ((1, 2, 4, 4, 4), "int64")
+    assert len(PLANS) == 12
+
+
+def test_a_mask_is_boolean() -> None:
+    """_masked_softmax's mask is a bool tensor of the plan's shape, every other
+    element set."""
+    self, mask = schema_call("_masked_softmax", 0)[0][:2]
+    assert self.dtype == torch.float32
+    assert mask.dtype == torch.bool
+    assert mask.tolist() == [[True, False, True], [False, True, False]]
 
 
 def test_tensor_arguments_share_the_plans_shape_and_defaults_are_left() -> None:

@@ -137,13 +137,13 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
     if last.startswith("its captured call takes a sparse"):
         return {"kind": ovl.kind, "reason": last}
     try:
-        entry: dict[str, Any] = run_forked(lambda: _schema_entry(ovl, functional, last))
+        built: dict[str, Any] = run_forked(lambda: _schema_entry(ovl, functional, last))
     except RuntimeError as exc:  # CPU's own kernel crashed on a schema-built call
         return {
             "kind": ovl.kind,
             "reason": f"{last}; CPU crashes on a schema-built input ({exc})",
         }
-    return entry
+    return built
 
 
 def _schema_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:

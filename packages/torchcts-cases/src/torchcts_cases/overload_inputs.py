@@ -13,7 +13,7 @@ Arguments with a default are left to it. Without a default:
 - ``Tensor``: the plan's shape and dtype, values in [0.5, 1.5) for floating dtypes
   (positive, away from poles: log, sqrt, reciprocal are defined), 1..3 for integer
   dtypes; an index-like name (`INDEX_NAMES`) gets int64 zeros, a valid index of any
-  dimension;
+  dimension; a mask (`MASK_NAMES`) a bool tensor, every other element set;
 - ``Tensor[]``: two such tensors; ``Tensor?[]`` one index tensor;
 - ``int``: 1, or 0 for a dimension (`_is_dim`); ``int[N]``: the plan's sizes for a
   size argument (`SIZE_NAMES`), contiguous strides for a stride, ``[0]`` for dims,
@@ -28,6 +28,7 @@ entry's value is the one PyTorch's Python wrapper passes by default.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -37,12 +38,20 @@ from torchcts_cases.overload_schema import schema
 from torchcts_cases.spec import case_seed
 
 SHAPES: tuple[tuple[int, ...], ...] = ((2, 3), (3,), (2, 3, 4), (1, 2, 4, 4))
+# a square matrix (matmul-like kernels) and a volume (3-d pools, convolutions)
+MORE_SHAPES: tuple[tuple[int, ...], ...] = ((3, 3), (1, 2, 4, 4, 4))
 PLAN_DTYPES = ("float32", "int64")
-# plan number -> (shape, dtype): every shape in float32 first, then in int64
+# plan number -> (shape, dtype): every shape in float32 first, then in int64; the
+# later shapes after them (appended, so the numbers stored in an index keep their
+# meaning)
 PLANS: tuple[tuple[tuple[int, ...], str], ...] = tuple(
-    (shape, dtype) for dtype in PLAN_DTYPES for shape in SHAPES
+    (shape, dtype)
+    for shapes in (SHAPES, MORE_SHAPES)
+    for dtype in PLAN_DTYPES
+    for shape in shapes
 )
 INDEX_NAMES = frozenset(["index", "indices", "target", "offsets", "lengths"])
+MASK_NAMES = frozenset(["mask"])
 SIZE_NAMES = frozenset(["size", "sizes", "shape", "output_size", "input_size"])
 # argument name -> value, where a str argument has no default (reviewed):
 STR_HINTS: dict[str, str] = {
@@ -98,6 +107,8 @@ class _Builder:
         name = argument.name
         if type_text.startswith("Optional["):
             return None
+        if type_text == "Tensor" and name in MASK_NAMES:
+            return (torch.arange(math.prod(self.shape)) % 2 == 0).reshape(self.shape)
         if type_text == "Tensor":
             return self.tensor(position, name in INDEX_NAMES)
         if type_text == "List[Tensor]":

@@ -66,6 +66,13 @@ def summary_lines(data: dict[str, Any], *, listing: bool) -> list[str]:
 
 _NAMED = (
     (
+        re.compile(
+            r"^.*; CPU raises on every schema-built input \(\w+: CPU raises "
+            r"NotImplementedError: Could not run .* from the 'CPU' backend.*$"
+        ),
+        "no captured call, and this torch has no CPU kernel for it",
+    ),
+    (
         re.compile(r"^.*; CPU raises on every schema-built input .*$"),
         "no captured call, and CPU raises on every schema-built input",
     ),
