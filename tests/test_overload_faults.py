@@ -157,3 +157,12 @@ def test_a_schema_built_out_case_fails_on_its_overload_only(tmp_path: Path) -> N
     assert sibling.status is Status.PASSED, sibling.mismatch
     clean = _record(tmp_path, SCHEMA_OUT_CASE, [])
     assert clean.status is Status.PASSED, clean.mismatch or clean.detail
+
+
+def test_simdev_refuses_a_copy_on_write_clone(tmp_path: Path) -> None:
+    """The schema-built _lazy_clone case errors on clean simdev: PyTorch's
+    copy-on-write refuses a storage that points into a CPU payload (a documented
+    Python-backend limitation, excluded in manifests/simdev.py); this pins it."""
+    record = _record(tmp_path, "aten/_lazy_clone/call/float32/0", [])
+    assert record.status is Status.ERROR
+    assert "Expected storage != nullptr" in (record.exception_message or "")
