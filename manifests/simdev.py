@@ -115,5 +115,7 @@ OPS = {
         "payloads only (a Python-backend limitation, simdev README)",
         "sparse.sampled_addmm": "its input is a sparse CSR tensor: simdev stores dense "
         "payloads only (a Python-backend limitation, simdev README)",
+        "_lazy_clone": "copy-on-write needs a storage that owns its data; a simdev "
+        "storage points into a CPU payload (a Python-backend limitation, simdev README)",
     }
 }

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import torchcts_cases
 import torchcts_simdev
+from torchcts_cases.catalog import overload_entry
 from torchcts_runner.case_execution import CaseContext, execute_case
 from torchcts_runner.casesource import CaseSource
 from torchcts_schema import CAPABILITY_NAMES, CaseRecord, Status, load_manifest
@@ -134,3 +135,34 @@ def test_a_wrong_backward_kernel_fails_the_direct_backward_case(
     assert record.mismatch.startswith(
         "native_layer_norm_backward.backward result[0]: Tensor-likes are not close"
     )
+
+
+SCHEMA_OUT_CASE = "aten/_add_relu.out/out/float32/0"
+
+
+def test_a_schema_built_out_case_fails_on_its_overload_only(tmp_path: Path) -> None:
+    """_add_relu.out, which no OpInfo sample reaches, is judged on a call built from
+    its schema (level 3): wrong values from that overload alone fail its out= case
+    naming out=, while the functional _add_relu.Tensor passes under the same rule;
+    clean simdev passes both."""
+    spec = torchcts_cases.get_case(SCHEMA_OUT_CASE)
+    assert overload_entry(spec)["donor"]["op"] == "<schema>"
+    assert spec.level == 3
+    rule = {"op": "aten::_add_relu.out", "fault": "wrong_values"}
+    record = _record(tmp_path, SCHEMA_OUT_CASE, [rule])
+    assert record.status is Status.FAILED
+    assert record.mismatch is not None
+    assert record.mismatch.startswith("_add_relu.out.out= result[0]: ")
+    sibling = _record(tmp_path, "aten/_add_relu.Tensor/call/float32/0", [rule])
+    assert sibling.status is Status.PASSED, sibling.mismatch
+    clean = _record(tmp_path, SCHEMA_OUT_CASE, [])
+    assert clean.status is Status.PASSED, clean.mismatch or clean.detail
+
+
+def test_simdev_refuses_a_copy_on_write_clone(tmp_path: Path) -> None:
+    """The schema-built _lazy_clone case errors on clean simdev: PyTorch's
+    copy-on-write refuses a storage that points into a CPU payload (a documented
+    Python-backend limitation, excluded in manifests/simdev.py); this pins it."""
+    record = _record(tmp_path, "aten/_lazy_clone/call/float32/0", [])
+    assert record.status is Status.ERROR
+    assert "Expected storage != nullptr" in (record.exception_message or "")

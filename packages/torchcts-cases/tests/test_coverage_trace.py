@@ -125,3 +125,12 @@ def test_records_name_the_reached_overloads_else_the_declared_surfaces(
     assert surface_lookup.case_surfaces(traced) == ("aten::add.Tensor", "aten::detach")
     assert surface_lookup.case_surfaces(untraced) == ("aten::add",)
     surface_lookup.forget()
+
+
+def test_an_overload_cases_inputs_are_built_outside_the_trace() -> None:
+    """A generated overload case reaches its overload; the draws that built its
+    schema-built inputs (aten::rand.generator) are not what it reaches."""
+    spec = get_case("aten/_add_relu.Tensor/call/float32/0")
+    seen = coverage_trace.reached_by(spec, coverage_trace._manifest())
+    assert "aten::_add_relu.Tensor" in seen
+    assert "aten::rand.generator" not in seen

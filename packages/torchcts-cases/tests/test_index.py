@@ -252,3 +252,23 @@ def test_adding_a_shard_to_the_seed_keeps_the_others(
     index.add_to_seed(["float64"])
     assert builds == ["float32", "float64"]
     assert index.seed_shard_names() == ["float32", "float64"]
+
+
+def test_a_shard_of_another_generation_is_rebuilt(
+    builds: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A cached or seeded shard written before its generation changed (same
+    INDEX_VERSION) is rebuilt, not read: a machine that cached the old shard gets
+    the new one; a cache of the current generation is read back."""
+    monkeypatch.setattr(index, "SEED_DIR", tmp_path / "seed")
+    monkeypatch.setattr(index, "SHARD_GENERATIONS", {"float32": 1})
+    index.write_seed(["float32"])
+    assert index.shard("float32") == FAKE  # from the seed, cached as generation 1
+    assert builds == ["float32"]
+    monkeypatch.setattr(index, "SHARD_GENERATIONS", {"float32": 2})
+    monkeypatch.setattr(index, "_MEMO", {})
+    assert index.shard("float32") == FAKE
+    assert builds == ["float32", "float32"]  # neither cache nor seed was read
+    monkeypatch.setattr(index, "_MEMO", {})
+    assert index.shard("float32") == FAKE
+    assert builds == ["float32", "float32"]  # the new cache is

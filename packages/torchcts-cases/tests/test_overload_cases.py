@@ -194,3 +194,36 @@ def test_an_overload_without_a_kind_is_never_generated() -> None:
     """A schema that writes an argument other than self or out= gets no case."""
     ovl = Overload("x", "x", "default", None, "x")
     assert "neither self" in (not_generated(ovl) or "")
+
+
+def test_a_schema_donor_needs_its_plan() -> None:
+    """A schema-built entry without an integer plan number cannot rebuild its call."""
+    entry = {
+        "kind": "call",
+        "functional": "_add_relu.Tensor",
+        "donor": {"op": "<schema>", "dtype": "float32", "grad": False},
+        "variants": ["call"],
+    }
+    entry["donor"]["overload"] = "_add_relu.Tensor"
+    assert not valid_entry(entry)
+    entry["donor"]["plan"] = 0
+    assert valid_entry(entry)
+    entry["donor"]["plan"] = "0"
+    assert not valid_entry(entry)
+
+
+def test_schema_built_cases_sit_at_level_three_or_above() -> None:
+    """Cases whose call is built from the schema (no OpInfo sample reaches the
+    overload) are listed at level 3 (call, in-place, out=) or 4 (out dtype,
+    backward); captured ones keep their variant's level."""
+    shard = catalog.index.shard(catalog.index.OVERLOADS_SHARD)
+    built = [
+        spec
+        for spec, _ in catalog.overload_cases()
+        if shard[spec.op]["donor"]["op"] == "<schema>"
+    ]
+    assert len(built) > 100
+    for spec in built:
+        assert spec.level == max(3, VARIANT_FACTS[spec.variant][0]), spec.case_id
+    assert get_case("aten/_add_relu.Tensor/call/float32/0").level == 3
+    assert get_case("aten/add.Scalar/call/float32/0").level == 2

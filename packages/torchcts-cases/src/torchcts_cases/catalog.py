@@ -15,8 +15,8 @@ from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_cas
 from torchcts_cases import index
 from torchcts_cases.levels import dtype_tier, is_primitive, opinfo_level
 from torchcts_cases.overload_schema import base_packet
+from torchcts_cases.overload_variants import SCHEMA_DONOR, variant_facts
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
-from torchcts_cases.overload_variants import VARIANT_FACTS
 from torchcts_cases.spec import CaseSpec
 
 OPINFO_SUITE = "opinfo"
@@ -134,12 +134,13 @@ def overload_cases() -> Iterator[tuple[CaseSpec, str]]:
             continue
         packet = base_packet(name.partition(".")[0])
         for variant in entry["variants"]:
-            yield overload_spec(name, variant, entry["donor"]["dtype"]), packet
+            yield overload_spec(name, variant, entry), packet
 
 
-def overload_spec(name: str, variant: str, dtype: str) -> CaseSpec:
+def overload_spec(name: str, variant: str, entry: dict[str, Any]) -> CaseSpec:
     """The spec of one generated overload case (sample 0: its first donor)."""
-    level, capability = VARIANT_FACTS[variant]
+    dtype = entry["donor"]["dtype"]
+    level, capability = variant_facts(variant, entry["donor"]["op"] == SCHEMA_DONOR)
     return CaseSpec(
         make_case_id(OVERLOAD_SUITE, name, variant, dtype, 0),
         OVERLOAD_SUITE,
@@ -167,7 +168,7 @@ def _overload_case(
         or sample != 0
     ):
         raise KeyError(f"no generated overload case {case_id!r} in this torch")
-    return overload_spec(op, variant, dtype)
+    return overload_spec(op, variant, generated)
 
 
 def overload_entry(spec: CaseSpec) -> dict[str, Any]:

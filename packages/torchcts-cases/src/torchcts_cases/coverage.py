@@ -66,6 +66,55 @@ EXCLUSIONS: tuple[tuple[str, str], ...] = (
     ("*fake_quant*", "quantization-aware training helper"),
     ("_foobar*", "PyTorch's own test hooks"),
     ("_has_compatible_shallow_copy_type*", "Python binding helper"),
+    # a sparse tensor's accessors and kernels (a strided tensor raises on each)
+    *(
+        (glob, "a sparse tensor's accessor or kernel: outside the dense contract")
+        for glob in (
+            *("_dimI", "_dimV", "_nnz", "dense_dim", "_indices*", "_values*"),
+            *("indices", "indices_copy*", "values", "values_copy*"),
+            *("ccol_indices*", "col_indices*", "crow_indices*", "row_indices*"),
+            *("_coalesce*", "hspmm*", "sspaddmm*", "_spsolve*", "_spdiags*"),
+            "_to_dense*",
+        )
+    ),
+    ("_cslt_*", "another backend's private kernel (cuSPARSELt)"),
+    ("mps_*", "another backend's private kernel (MPS)"),
+    ("_triton_*", "Triton kernels registered by CUDA builds only (no kernel here)"),
+    *(
+        (
+            glob,
+            "CUDA's fused attention kernels: this torch registers only a Meta "
+            "kernel (SDPA's CPU path is _scaled_dot_product_flash_attention_for_cpu)",
+        )
+        for glob in (
+            "_flash_attention_*",
+            "_efficient_attention_*",
+            "_scaled_dot_product_flash_attention",
+            "_scaled_dot_product_flash_attention_backward",
+            "_scaled_dot_product_efficient_attention*",
+        )
+    ),
+    *(
+        (glob, "nested (jagged) tensors' conversions: outside the dense contract")
+        for glob in ("_jagged_to_padded_dense*", "_padded_dense_to_jagged*")
+    ),
+    ("to_padded_tensor*", "nested tensors are outside the dense-tensor contract"),
+    *(
+        (
+            glob,
+            "weight-only quantized matmul with packed int4/int8 weights: "
+            "quantization is outside the dense-tensor contract",
+        )
+        for glob in (
+            "_convert_weight_to_int4pack*",
+            "_weight_int4pack_mm*",
+            "_weight_int8pack_mm*",
+            "_dyn_quant_*",
+        )
+    ),
+    ("int_repr*", "quantized tensors are outside TorchCTS's dense-tensor contract"),
+    ("_make_dep_token", "an effect token for compiled graphs, not a device contract"),
+    ("_print", "TorchScript's print primitive: takes and returns no tensor"),
 )
 COMPOSITE_REASON = (
     "CompositeImplicitAutograd: decomposes into other overloads before reaching a "

@@ -41,6 +41,7 @@ from torchcts_schema import (
 
 from torchcts_cases import index
 from torchcts_cases.dispatch_recorder import OverloadRecorder
+from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.spec import CaseSpec, Selection
 from torchcts_cases.trace_store import StoredTrace, encode, read_trace
 
@@ -202,6 +203,8 @@ def reached_by(spec: CaseSpec, manifest: Manifest) -> set[str]:
                 prepared.sample()  # type: ignore[attr-defined]
                 if spec.variant == "out":  # the functional reference runs on CPU
                     prepared.reference()
+            if spec.suite == OVERLOAD_SUITE:  # its call: a donor's replay, or built
+                prepared.call()  # type: ignore[attr-defined]
             with recorder:
                 if opinfo and spec.variant != "out":
                     prepared.reference()

@@ -37,6 +37,10 @@ OPS_SHARD = "ops"  # every op's facts, no counts: op-name checks and coverage
 # every aten overload's generated cases, or why none (`torchcts_cases.overload_index`)
 OVERLOADS_SHARD = "overloads"
 _NAMED_SHARDS = (ERRORS_SHARD, OPS_SHARD, OVERLOADS_SHARD)
+# a shard whose generation changed without a new INDEX_VERSION (which would void
+# every shard and the coverage trace with them): a cache or seed of another
+# generation of that shard is rebuilt. overloads 2: schema-built calls
+SHARD_GENERATIONS = {OVERLOADS_SHARD: 2}
 # nonfinite case N is built from forward sample entry[NONFINITE_SAMPLES][N]; absent
 # when that is forward sample N for every case (`catalog.built_sample`)
 NONFINITE_SAMPLES = "nonfinite_samples"
@@ -72,6 +76,7 @@ def shard(name: str) -> dict[str, dict[str, Any]]:
         payload = {
             "format": INDEX_FORMAT,
             "version": INDEX_VERSION,
+            "generation": SHARD_GENERATIONS.get(name, 1),
             "torch": torch.__version__,
             "shard": name,
             "ops": entries,
@@ -100,6 +105,7 @@ def _read(path: Path, name: str) -> dict[str, dict[str, Any]] | None:
         isinstance(data, dict)
         and data.get("format") == INDEX_FORMAT
         and data.get("version") == INDEX_VERSION
+        and data.get("generation", 1) == SHARD_GENERATIONS.get(name, 1)
         and data.get("torch") == torch.__version__
         and data.get("shard") == name
         and isinstance(data.get("ops"), dict)
@@ -240,6 +246,9 @@ def _current_seed() -> dict[str, Any] | None:
 def _seeded(name: str) -> dict[str, dict[str, Any]] | None:
     """A shard from the packaged seed, when it was built from this exact OpInfo."""
     shards = _current_seed()
+    generations = _seed_generations()
+    if generations.get(name, 1) != SHARD_GENERATIONS.get(name, 1):
+        return None
     ops = None if shards is None else shards.get(name)
     if not isinstance(ops, dict) or not all(_validator(name)(v) for v in ops.values()):
         return None
@@ -257,10 +266,21 @@ def write_seed(names: list[str]) -> Path:
     return _write_seed_payload({name: _build(name) for name in names})
 
 
+def _seed_generations() -> dict[str, int]:
+    """The shard generations the packaged seed was written with (1 where absent)."""
+    try:
+        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
+        generations = data.get("generations", {})
+    except (OSError, ValueError, EOFError, AttributeError):
+        return {}
+    return generations if isinstance(generations, dict) else {}
+
+
 def _write_seed_payload(shards: dict[str, dict[str, dict[str, Any]]]) -> Path:
     payload = {
         "format": INDEX_FORMAT,
         "version": INDEX_VERSION,
+        "generations": {n: SHARD_GENERATIONS.get(n, 1) for n in sorted(shards)},
         "torch": torch.__version__,
         "fingerprint": opinfo_fingerprint(),
         "shards": shards,

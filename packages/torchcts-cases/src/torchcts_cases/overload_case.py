@@ -1,7 +1,8 @@
 """A generated overload case prepared for execution: one aten overload called
 explicitly (``torch.ops.aten.<packet>.<overload>``) with a call captured from an
-OpInfo sample, in one variant (`overload_checks`), judged against the same check run
-on CPU.
+OpInfo sample, or built from its schema where no sample reaches it
+(`overload_inputs`), in one variant (`overload_checks`), judged against the same
+check run on CPU.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from torchcts_cases.compare import compare
 from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.overload_capture import Call, Donor, captured_call, copy_call
 from torchcts_cases.overload_checks import observe, unsupported_against
+from torchcts_cases.overload_inputs import schema_call
 from torchcts_cases.overload_repro import overload_repro
 from torchcts_cases.overload_schema import adapt_call
+from torchcts_cases.overload_variants import SCHEMA_DONOR
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
@@ -33,12 +36,17 @@ class OverloadCase(PreparedCase):
         donor = entry["donor"]
         self.donor = Donor(donor["op"], donor["dtype"], donor["grad"])
         self.donor_overload: str = donor["overload"]
+        self.plan: int | None = donor.get("plan")  # a schema-built call's plan
         self.functional: str = entry["functional"]
         self._call: Call | None = None
         self._reference: Any = _UNSET
 
     def call(self) -> Call:
-        """The functional sibling's arguments on CPU, from the donor's replay."""
+        """The functional sibling's arguments on CPU, from the donor's replay (or
+        the schema's plan)."""
+        if self._call is None and self.donor.op == SCHEMA_DONOR:
+            assert self.plan is not None  # `valid_entry` requires it
+            self._call = schema_call(self.functional, self.plan)
         if self._call is None:
             args, kwargs = captured_call(self.donor, self.donor_overload)
             adapted = adapt_call(self.donor_overload, args, kwargs, self.functional)

@@ -9,6 +9,13 @@ each variant's check on CPU twice: a variant is generated only when both runs
 complete, agree, and every property holds on CPU itself, so a CPU validation run of
 these cases cannot fail for the harness's own choice of inputs. What is not
 generated keeps its reason (``torchcts-cases overloads --not-generated``).
+
+An overload no captured call serves (no OpInfo sample reaches it or a sibling, or the
+captured sibling call does not adapt) gets a call built from its schema instead
+(`overload_inputs`), tried plan by plan on CPU; the first plan whose variants hold on
+CPU, in two passes (four runs), is kept. Each overload is tried in a forked child
+(`forked`): a private kernel that crashes on synthetic inputs costs its overload, not
+the build. When every plan fails, the reason says so and keeps the first CPU error.
 """
 
 from __future__ import annotations
@@ -20,8 +27,10 @@ import torch
 
 from torchcts_cases import opinfo_source
 from torchcts_cases.compare import compare
+from torchcts_cases.forked import run_forked
 from torchcts_cases.overload_capture import Call, Donor, copy_call, donor_calls
 from torchcts_cases.overload_checks import observe, wrong_dtype
+from torchcts_cases.overload_inputs import PLANS, NoValue, plan, schema_call
 from torchcts_cases.overload_schema import (
     Overload,
     adapt_call,
@@ -30,7 +39,7 @@ from torchcts_cases.overload_schema import (
     not_generated,
     op_overload,
 )
-from torchcts_cases.overload_variants import CALL, VARIANTS
+from torchcts_cases.overload_variants import CALL, SCHEMA_DONOR, VARIANTS
 from torchcts_cases.transfer import tensors_in
 
 DONOR_DTYPES = ("float32", "int64", "bool")
@@ -51,7 +60,8 @@ def build() -> dict[str, dict[str, Any]]:
     entries: dict[str, dict[str, Any]] = {}
     for ovl in overloads:
         reason = not_generated(ovl)
-        if reason is None and ovl.kind == CALL and packets[ovl.packet] == 1:
+        alone = ovl.kind == CALL and packets[ovl.packet] == 1
+        if reason is None and alone and ovl.name in captures:
             reason = "a functional op without siblings: OpInfo's own cases call it"
         if reason is not None:
             entries[ovl.name] = {"kind": ovl.kind or "none", "reason": reason}
@@ -124,7 +134,53 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
             if skipped:
                 entry["skipped"] = skipped
             return entry
-    return {"kind": ovl.kind, "reason": last}
+    if last.startswith("its captured call takes a sparse"):
+        return {"kind": ovl.kind, "reason": last}
+    try:
+        built: dict[str, Any] = run_forked(lambda: _schema_entry(ovl, functional, last))
+    except RuntimeError as exc:  # CPU's own kernel crashed on a schema-built call
+        return {
+            "kind": ovl.kind,
+            "reason": f"{last}; CPU crashes on a schema-built input ({exc})",
+        }
+    return built
+
+
+def _schema_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:
+    """The entry of the first plan whose call of `functional` holds on CPU, or the
+    reason no plan does (`last`: why no captured call served)."""
+    first_error = ""
+    for number in range(len(PLANS)):
+        try:
+            call = schema_call(functional, number)
+        except NoValue as exc:
+            return {"kind": ovl.kind, "reason": f"{last}; {exc}"}
+        variants, skipped = _cpu_variants(ovl, functional, call)
+        # a private kernel on synthetic inputs may read memory it never wrote and
+        # agree with itself twice by chance: a plan counts only when a second pass
+        # keeps the same variants
+        if variants and _cpu_variants(ovl, functional, call)[0] != variants:
+            skipped = {"all": "two passes of the CPU checks disagree"}
+            variants = []
+        if not variants:
+            first_error = first_error or "; ".join(
+                f"{v}: {r}" for v, r in skipped.items()
+            )
+            continue
+        donor = {"op": SCHEMA_DONOR, "dtype": plan(number)[1], "grad": False}
+        entry: dict[str, Any] = {
+            "kind": ovl.kind,
+            "functional": functional,
+            "donor": {**donor, "overload": functional, "plan": number},
+            "variants": variants,
+        }
+        if skipped:
+            entry["skipped"] = skipped
+        return entry
+    return {
+        "kind": ovl.kind,
+        "reason": f"{last}; CPU raises on every schema-built input ({first_error})",
+    }
 
 
 def _cpu_variants(

@@ -66,6 +66,25 @@ def summary_lines(data: dict[str, Any], *, listing: bool) -> list[str]:
 
 _NAMED = (
     (
+        re.compile(
+            r"^.*; CPU raises on every schema-built input \(\w+: CPU raises "
+            r"NotImplementedError: Could not run .* from the 'CPU' backend.*$"
+        ),
+        "no captured call, and this torch has no CPU kernel for it",
+    ),
+    (
+        re.compile(r"^.*; CPU raises on every schema-built input .*$"),
+        "no captured call, and CPU raises on every schema-built input",
+    ),
+    (
+        re.compile(r"^.*; CPU crashes on a schema-built input .*$"),
+        "no captured call, and CPU crashes on a schema-built input",
+    ),
+    (
+        re.compile(r"^.*; its argument '\w+' \(.*\) has no schema-built value$"),
+        "no captured call, and an argument has no schema-built value",
+    ),
+    (
         re.compile(r"^no OpInfo sample calls \S+ or a sibling of it$"),
         "no OpInfo sample calls it or a sibling of it (no call to build inputs from)",
     ),

@@ -24,6 +24,7 @@ class _OverloadLike(Protocol):
     donor: Donor
     donor_overload: str
     functional: str
+    plan: int | None
 
     def call(self) -> tuple[tuple[Any, ...], dict[str, Any]]: ...
     def tolerance(self, dtype: str) -> tuple[float, float]: ...
@@ -137,6 +138,11 @@ def _call_lines(case: _OverloadLike) -> list[str]:
             return [f"args, kwargs = {literal((tuple(args), kwargs))}"]
         except TypeError:
             pass
+    if case.plan is not None:  # built from the schema, not captured from a sample
+        return [
+            "from torchcts_cases.overload_inputs import schema_call",
+            f"args, kwargs = schema_call({case.functional!r}, {case.plan})",
+        ]
     donor = case.donor
     stream = f"{donor.dtype}:grad" if donor.grad else donor.dtype
     return [

@@ -41,6 +41,16 @@ NOT_GENERATED: tuple[tuple[str, str], ...] = (
         "_ctc_loss.*",
         "its log_alpha output leaves the entries past each target uninitialised",
     ),
+    ("_make_dep_token", "an effect token for compiled graphs: uninitialised values"),
+    (
+        "_convert_indices_from_*",
+        "a sparse layout's index conversion: schema-built indices overrun its buffers",
+    ),
+    (
+        "*nnpack*",
+        "NNPACK's private kernel: it fails to initialise on CPUs NNPACK does not know",
+    ),
+    ("*mkldnn*", "oneDNN's opaque tensors are outside the dense-tensor contract"),
     ("*quantize*", "quantized tensors are outside the dense-tensor contract"),
     ("q_*", "quantized tensors are outside the dense-tensor contract"),
     ("*sparse*", "sparse layouts are outside the dense-tensor contract"),

@@ -5,7 +5,9 @@ when it lists cases and by the index when it builds them.
 Levels: the explicit sibling call and the in-place mutation properties are cheap and
 basic (2, with OpInfo's method and in-place variants); out= and its resize rule come
 with OpInfo's out= cases (3); the dtype rule and direct backward calls with the deeper
-variants (4). Level 1 (`make run`'s default) gets none of them.
+variants (4). Level 1 (`make run`'s default) gets none of them. A case whose call is
+built from the schema (no OpInfo sample reaches the overload) sits at level 3 or
+above.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 SUITE = "aten"  # case ids: aten/<overload>/<variant>/<dtype>/0
+# the donor "op" of a call built from the schema (`overload_inputs`), not captured
+SCHEMA_DONOR = "<schema>"
+SCHEMA_BUILT_LEVEL = 3  # a schema-built case's least level (its inputs are synthetic)
 
 OUT = "out"
 INPLACE = "inplace"
@@ -38,6 +43,13 @@ VARIANT_FACTS: dict[str, tuple[int, str]] = {
 }
 
 
+def variant_facts(variant: str, schema_built: bool) -> tuple[int, str]:
+    """(level, capability) of a variant; a schema-built case sits at level 3 or
+    above (its inputs are the schema's, not a sample's: deeper than the basics)."""
+    level, capability = VARIANT_FACTS[variant]
+    return (max(level, SCHEMA_BUILT_LEVEL) if schema_built else level), capability
+
+
 def valid_entry(entry: Any) -> bool:
     """The shape of one shard entry (a cache file is never trusted blindly)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
@@ -53,6 +65,7 @@ def valid_entry(entry: Any) -> bool:
         and isinstance(donor.get("dtype"), str)
         and isinstance(donor.get("grad"), bool)
         and isinstance(donor.get("overload"), str)
+        and (donor["op"] != SCHEMA_DONOR or type(donor.get("plan")) is int)
         and isinstance(variants, list)
         and bool(variants)
         and all(v in VARIANTS.get(entry["kind"], ()) for v in variants)
