@@ -133,7 +133,11 @@ def test_list_prints_case_ids(
         main(["list", "--manifest", str(out), "--op", "add", "--suite", "opinfo"]) == 0
     )
     ids = capsys.readouterr().out.split()
-    assert ids == ["opinfo/add/forward/float32/0"]
+    # level 1: add's sample 0 and its edge samples (0-dim, broadcast, empty, a float
+    # alpha) in every variant a manifest without CAPABILITIES runs: forward
+    assert ids[0] == "opinfo/add/forward/float32/0" and len(ids) == len(set(ids))
+    assert all(i.startswith("opinfo/add/forward/float32/") for i in ids)
+    assert {"opinfo/add/forward/float32/8"} <= set(ids) and len(ids) > 1
 
 
 def test_bad_filter_is_one_line(
@@ -163,5 +167,11 @@ def test_list_json_joins_declared_surfaces_and_reached_overloads(
     argv = ["list", "--manifest", str(out), "--op", "add", "--suite", "opinfo"]
     assert main([*argv, "--json"]) == 0
     surface_lookup.forget()
-    (line,) = capsys.readouterr().out.splitlines()
-    assert json.loads(line)["surfaces"] == ["aten::add", "aten::add.Tensor"]
+    rows = {
+        json.loads(x)["case_id"]: json.loads(x)
+        for x in capsys.readouterr().out.splitlines()
+    }
+    assert rows["opinfo/add/forward/float32/0"]["surfaces"] == [
+        "aten::add",
+        "aten::add.Tensor",
+    ]

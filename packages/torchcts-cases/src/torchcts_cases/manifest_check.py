@@ -14,16 +14,20 @@ from pathlib import Path
 from torchcts_schema import Manifest, ManifestError, load_manifest
 
 from torchcts_cases import index
+from torchcts_cases.catalog import overload_cases
 from torchcts_cases.suites import all_hand_cases
 
 
 def known_ops() -> list[str]:
-    """Every op name a manifest may use: OpInfo segments and names, hand-written checks."""
+    """Every op name a manifest may use: OpInfo segments and names, hand-written
+    checks, and the generated per-overload cases' ops (`_lazy_clone`,
+    `add.out`), which OPS entries select like any other."""
     names: set[str] = set()
     for segment, entry in index.shard(index.OPS_SHARD).items():
         names.add(segment)
         names.add(str(entry.get("name", segment)))
     names.update(c.name for c in all_hand_cases().values())
+    names.update(spec.op for spec, _ in overload_cases())
     return sorted(names)
 
 
