@@ -32,8 +32,18 @@ sample_run() {
         echo "make_samples: the $name run failed with exit code $rc" >&2
         exit "$rc"
     fi
+    # the probe table is a cache of this machine's backend build, not a result
+    rm -f "$out"/.*_probes.json
+    # a filtered run writes its own folder, selections/<name>/ (so it never replaces
+    # a full run's files); a sample set is that one folder, moved up to $out
+    if [ -d "$out/selections" ]; then
+        local run_dir
+        run_dir=$(ls -d "$out"/selections/*/)
+        mv "$run_dir"* "$out"/
+        rm -rf "$out/selections"
+    fi
     rm -f "$out"/*_journal.jsonl
-    rm -rf "$out"/.*_scratch
+    rm -rf "$out"/.*_scratch "$out"/.*_probes.json
     # render again with the current renderer so the committed reports match it exactly
     $REPORT render "$out" >/dev/null
 }

@@ -44,7 +44,9 @@ def _reference(manifest: Manifest, selection: Selection) -> SelectedCases:
         for spec in specs:
             # the documented order: command-line filters, then the level, then the
             # manifest's reasons (a recheck keeps the manifest first)
-            filtered = found is not None and found[0] is NotRunReason.FILTERED_BY_SELECTION
+            filtered = (
+                found is not None and found[0] is NotRunReason.FILTERED_BY_SELECTION
+            )
             if spec.level > level and not filtered and not selection.declined_only:
                 reason = (NotRunReason.LEVEL_FILTERED, f"level {spec.level} > {level}")
             else:

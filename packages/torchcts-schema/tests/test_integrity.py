@@ -262,6 +262,23 @@ def test_journal_symlink_out_of_results_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sample", ["focused", "regression"])
 def test_committed_samples_still_load(sample: str) -> None:
-    """results/samples (format 1, no digest) load with every check passing."""
+    """results/samples load with every check passing, their digest included."""
     loaded = load_result(REPO / "results" / "samples" / sample)
     assert loaded.metadata.counts == count_statuses(loaded.records)
+
+
+def test_a_format_one_artifact_loads_without_a_digest(tmp_path: Path) -> None:
+    """Format 1 (written before the digest) still loads with every other check; the
+    focused sample, rewritten as format 1 (version 1, no digest), gives its records;
+    format 2 without its digest is refused."""
+    (history,) = (REPO / "results" / "samples" / "focused").glob("*_history/*.json")
+    data = json.loads(history.read_text(encoding="utf-8"))
+    want = load_result(history).records
+    del data["digest"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**data, "format_version": 1}), encoding="utf-8")
+    assert load_result(old).records == want
+    stripped = tmp_path / "stripped.json"
+    stripped.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ArtifactError):
+        load_result(stripped)
