@@ -71,7 +71,9 @@ def _ensure_env(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run every package's tests and the end-to-end tests (pytest, 2 workers)."""
     _ensure_env(session)
-    args = session.posargs or ["-n", os.environ.get("TORCHCTS_TEST_WORKERS", "2")]
+    # the slowest tests printed at the end: CI's whole run must stay under 20 minutes
+    workers = os.environ.get("TORCHCTS_TEST_WORKERS", "2")
+    args = session.posargs or ["-n", workers, "--durations=25"]
     session.run(_bin("pytest"), *args, external=True)
 
 

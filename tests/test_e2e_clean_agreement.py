@@ -21,6 +21,8 @@ OPS = ["add", "sub", "mul", "div", "neg", "abs", "exp", "sin", "cos", "sum", "me
 
 def _run(manifest: Path, results: Path, *extra: str, env: dict[str, str]) -> None:
     op_args = [arg for op in OPS for arg in ("--op", op)]
+    # two dtypes: level 1 runs the primitive ops in every declared dtype and variant
+    op_args += ["--dtype", "float32", "--dtype", "int64"]
     command = [
         sys.executable, "-m", "torchcts_runner.cli", "--manifest", str(manifest),
         "--results", str(results), "-n", "0", "--quiet", "--isolate", "none",
