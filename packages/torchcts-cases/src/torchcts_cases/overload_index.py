@@ -43,6 +43,8 @@ from torchcts_cases.overload_variants import CALL, SCHEMA_DONOR, VARIANTS
 from torchcts_cases.transfer import tensors_in
 
 DONOR_DTYPES = ("float32", "int64", "bool")
+# why a captured call serves no generated case; the schema cannot build a sparse one
+SPARSE_CALL = "its captured call takes a sparse tensor (outside the dense contract)"
 MAX_DONORS = 3  # captured calls kept per overload (the first may not adapt)
 Captures = dict[str, list[tuple[Donor, Call]]]
 
@@ -115,7 +117,7 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
     for donor_overload in donors:
         for donor, (args, kwargs) in captures[donor_overload]:
             if any(t.layout != torch.strided for t in tensors_in([list(args), kwargs])):
-                last = "its captured call takes a sparse tensor (outside the dense contract)"
+                last = SPARSE_CALL
                 continue
             adapted = adapt_call(donor_overload, args, kwargs, functional)
             if isinstance(adapted, str):
@@ -123,18 +125,11 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
                 continue
             variants, skipped = _cpu_variants(ovl, functional, adapted)
             if not variants:
-                last = "; ".join(f"{v}: {r}" for v, r in skipped.items())
+                last = _skipped_text(skipped)
                 continue
-            entry: dict[str, Any] = {
-                "kind": ovl.kind,
-                "functional": functional,
-                "donor": {**donor.to_dict(), "overload": donor_overload},
-                "variants": variants,
-            }
-            if skipped:
-                entry["skipped"] = skipped
-            return entry
-    if last.startswith("its captured call takes a sparse"):
+            donor_fields = {**donor.to_dict(), "overload": donor_overload}
+            return _generated(ovl, functional, donor_fields, variants, skipped)
+    if last == SPARSE_CALL:
         return {"kind": ovl.kind, "reason": last}
     try:
         built: dict[str, Any] = run_forked(lambda: _schema_entry(ovl, functional, last))
@@ -144,6 +139,31 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
             "reason": f"{last}; CPU crashes on a schema-built input ({exc})",
         }
     return built
+
+
+def _generated(
+    ovl: Overload,
+    functional: str,
+    donor: dict[str, Any],
+    variants: list[str],
+    skipped: dict[str, str],
+) -> dict[str, Any]:
+    """The shard entry of a generated overload: its call's donor and the variants
+    that hold on CPU (with the ones that do not, and why)."""
+    entry: dict[str, Any] = {
+        "kind": ovl.kind,
+        "functional": functional,
+        "donor": donor,
+        "variants": variants,
+    }
+    if skipped:
+        entry["skipped"] = skipped
+    return entry
+
+
+def _skipped_text(skipped: dict[str, str]) -> str:
+    """Why no variant of a call holds on CPU, variant by variant."""
+    return "; ".join(f"{v}: {r}" for v, r in skipped.items())
 
 
 def _schema_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:
@@ -163,20 +183,11 @@ def _schema_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:
             skipped = {"all": "two passes of the CPU checks disagree"}
             variants = []
         if not variants:
-            first_error = first_error or "; ".join(
-                f"{v}: {r}" for v, r in skipped.items()
-            )
+            first_error = first_error or _skipped_text(skipped)
             continue
         donor = {"op": SCHEMA_DONOR, "dtype": plan(number)[1], "grad": False}
-        entry: dict[str, Any] = {
-            "kind": ovl.kind,
-            "functional": functional,
-            "donor": {**donor, "overload": functional, "plan": number},
-            "variants": variants,
-        }
-        if skipped:
-            entry["skipped"] = skipped
-        return entry
+        donor_fields = {**donor, "overload": functional, "plan": number}
+        return _generated(ovl, functional, donor_fields, variants, skipped)
     return {
         "kind": ovl.kind,
         "reason": f"{last}; CPU raises on every schema-built input ({first_error})",

@@ -115,7 +115,6 @@ class ControllerRole:
         self.background = BackgroundPlan(self._compute_plan)
         self.workers: WorkerChoice | None = None  # how the cases run, and why
         self.probes: ProbePhase | None = None
-        self._probes_begun = False
         self.backend_unusable = False  # the import or device probe failed
         self.write_error: ArtifactWriteError | None = None  # the disk is full
         self.session: pytest.Session | None = None
@@ -346,9 +345,8 @@ class ControllerRole:
         if carried is not None:
             release_record(report, record)
         self.in_flight.pop(report.nodeid, None)
-        if self.probes is not None and not self._probes_begun:
-            self._probes_begun = True
-            self.probes.begin()  # a case has ended: the workers have started
+        if self.probes is not None:
+            self.probes.begin()  # a case has ended: the workers have started (once)
 
     def _stop_writing(self, exc: ArtifactWriteError) -> None:
         """A write failed (disk full, read-only...): say so once and stop the run.

@@ -132,8 +132,9 @@ class ProbePhase:
         self.cache = cache
 
     def begin(self) -> None:
-        """Start a probe child: the controller calls it once the first case has
-        ended, when the workers' start-up no longer shares the cores with it."""
+        """Start a probe child: the controller calls it as each case ends, so the
+        child starts after the first, when the workers' start-up no longer shares
+        the cores with it (later calls do nothing: `start` starts once)."""
         self.run.start()
 
     def kill(self) -> None:
