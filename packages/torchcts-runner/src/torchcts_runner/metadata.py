@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import platform
 import shlex
@@ -14,8 +13,10 @@ from torchcts_schema import (
     RUNTIME_MODIFICATIONS_OPTION,
     TOOL_PREFIX_OPTION,
     RunMetadata,
+    TorchNotFound,
     tool_prefix_at,
 )
+from torchcts_schema import torch_version as installed_torch_version
 
 from torchcts_runner import __version__
 from torchcts_runner.device_environment import runtime_modifications
@@ -72,13 +73,11 @@ def recorded_command(argv: list[str] | None = None) -> str:
 
 
 def torch_version() -> str:
-    """The installed PyTorch version, without paying for ``import torch``."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        return str(torch.__version__)
+    """The installed PyTorch version, without paying for ``import torch``
+    ("unknown" where no torch is installed)."""
     try:
-        return importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
+        return installed_torch_version()
+    except TorchNotFound:
         return "unknown"
 
 

@@ -50,6 +50,7 @@ from torchcts_schema.identity import (
     slug,
     split_case_id,
 )
+from torchcts_schema.installed_torch import TorchNotFound, torch_dir, torch_version
 from torchcts_schema.integrity import artifact_digest
 from torchcts_schema.journal import (
     JournalContents,
@@ -287,6 +288,7 @@ __all__ = [
     "ToleranceSource",
     "ToleranceUsed",
     "ToolParser",
+    "TorchNotFound",
     "Verdict",
     "add_results_option",
     "add_version_option",
@@ -342,7 +344,9 @@ __all__ = [
     "split_case_id",
     "tool_command",
     "tool_prefix_at",
+    "torch_dir",
     "torch_minor_family",
+    "torch_version",
     "unified_patch",
     "utc_stamp",
     "validate_manifest",
