@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from torchcts_cases import LEVEL_DOCS, CaseSpec, case_seed
-from torchcts_cases.levels import VARIANT_TIER, op_family, opinfo_level, sample_tier
+from torchcts_cases.levels import (
+    VARIANT_TIER,
+    op_family,
+    opinfo_level,
+    sample_tier,
+    samples_within,
+)
 from torchcts_schema import ExpectedSource
 
 
@@ -53,3 +59,15 @@ def test_every_variant_capability_has_a_tier() -> None:
 
     assert set(VARIANT_TIER) == set(VARIANT_CAPABILITIES)
     assert [sample_tier(i) for i in (0, 1, 3, 8, 32)] == [1, 2, 4, 6, 8]
+
+
+def test_samples_within_a_level_are_a_prefix() -> None:
+    """For every level, the samples whose tier fits it are exactly 0..k-1 (k from
+    samples_within; None: all of them), the fact selection's counting relies on."""
+    for level in range(1, 10):
+        within = samples_within(level)
+        fits = [n for n in range(300) if sample_tier(n) <= level]
+        if within is None:
+            assert fits == list(range(300))
+        else:
+            assert fits == list(range(within))

@@ -9,19 +9,16 @@ Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from torchcts_schema import Manifest
 
 from torchcts_cases.catalog import OPINFO_SUITE, get_case
-from torchcts_cases.compare import RaisedError
-from torchcts_cases.fallback_watch import FallbackWatch, watch_fallbacks
 from torchcts_cases.levels import LEVEL_DOCS
-from torchcts_cases.oracle_log import oracle_failures_path, write_oracle_failure
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
-from torchcts_cases.prepared import PreparedCase
-from torchcts_cases.replay import all_replayed, replay_for, use_inputs_from
 from torchcts_cases.select import all_suites, not_run_record, select_cases
 from torchcts_cases.spec import (
     CaseSpec,
@@ -31,8 +28,41 @@ from torchcts_cases.spec import (
     Verdict,
     case_seed,
 )
-from torchcts_cases.surface_lookup import case_surfaces
-from torchcts_cases.tolerances import DEFAULT_TOLERANCES, tolerance_for
+
+if TYPE_CHECKING:
+    from torchcts_cases.compare import RaisedError
+    from torchcts_cases.fallback_watch import FallbackWatch, watch_fallbacks
+    from torchcts_cases.oracle_log import oracle_failures_path, write_oracle_failure
+    from torchcts_cases.prepared import PreparedCase
+    from torchcts_cases.replay import use_inputs_from
+    from torchcts_cases.surface_lookup import case_surfaces
+    from torchcts_cases.tolerances import DEFAULT_TOLERANCES, tolerance_for
+
+# Names whose modules import torch, loaded on first use: selection (all an xdist
+# controller does with this package) must not import torch (`installed_torch`).
+_LAZY = {
+    "RaisedError": "compare",
+    "FallbackWatch": "fallback_watch",
+    "watch_fallbacks": "fallback_watch",
+    "oracle_failures_path": "oracle_log",
+    "write_oracle_failure": "oracle_log",
+    "PreparedCase": "prepared",
+    "use_inputs_from": "replay",
+    "case_surfaces": "surface_lookup",
+    "DEFAULT_TOLERANCES": "tolerances",
+    "tolerance_for": "tolerances",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A torch-importing name of the public API, imported when first asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
@@ -42,6 +72,7 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
     if spec.suite == OPINFO_SUITE:
         from torchcts_cases.catalog import built_sample, opinfo_entry
         from torchcts_cases.opinfo_case import OpInfoCase
+        from torchcts_cases.replay import replay_for
 
         entry = opinfo_entry(spec)
         built_from = built_sample(entry, spec.variant, spec.sample or 0)
@@ -76,6 +107,7 @@ def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
     OpInfo sample too. `specs` None: assume it will. The coverage trace, which
     names each record's overloads, is read here too.
     """
+    from torchcts_cases.replay import all_replayed, use_inputs_from
     from torchcts_cases.surface_lookup import reached_overloads
 
     reached_overloads("")  # one read of the trace per process, before any case

@@ -7,15 +7,14 @@ fresh worker or child process does.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_case_id
 
 from torchcts_cases import index
 from torchcts_cases.levels import dtype_tier, is_primitive, opinfo_level
-from torchcts_cases.overload_schema import base_packet
-from torchcts_cases.overload_variants import SCHEMA_DONOR, variant_facts
+from torchcts_cases.overload_variants import SCHEMA_DONOR, base_packet, variant_facts
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.spec import CaseSpec
 
@@ -95,7 +94,7 @@ def group_specs(
         )
 
 
-def primitive_edges(op: str, entry: dict[str, Any], variant: str) -> Container[int]:
+def primitive_edges(op: str, entry: dict[str, Any], variant: str) -> Collection[int]:
     """The samples of one group that are a primitive op's level-1 samples: sample 0
     and the edge samples of its pass (every error input); none for other ops."""
     if not is_primitive(op):

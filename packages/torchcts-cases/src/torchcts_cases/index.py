@@ -25,8 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import torch
-from torchcts_schema import DTYPE_NAMES, slug, write_atomic
+from torchcts_schema import DTYPE_NAMES, slug, torch_dir, torch_version, write_atomic
 
 from torchcts_cases.overload_variants import valid_entry as valid_overload_entry
 
@@ -60,7 +59,7 @@ def cache_root() -> Path:
 
 def index_dir() -> Path:
     """The directory of this torch's index shards."""
-    return cache_root() / f"case-index-v{INDEX_VERSION}" / slug(torch.__version__)
+    return cache_root() / f"case-index-v{INDEX_VERSION}" / slug(torch_version())
 
 
 def shard(name: str) -> dict[str, dict[str, Any]]:
@@ -77,7 +76,7 @@ def shard(name: str) -> dict[str, dict[str, Any]]:
             "format": INDEX_FORMAT,
             "version": INDEX_VERSION,
             "generation": SHARD_GENERATIONS.get(name, 1),
-            "torch": torch.__version__,
+            "torch": torch_version(),
             "shard": name,
             "ops": entries,
         }
@@ -106,7 +105,7 @@ def _read(path: Path, name: str) -> dict[str, dict[str, Any]] | None:
         and data.get("format") == INDEX_FORMAT
         and data.get("version") == INDEX_VERSION
         and data.get("generation", 1) == SHARD_GENERATIONS.get(name, 1)
-        and data.get("torch") == torch.__version__
+        and data.get("torch") == torch_version()
         and data.get("shard") == name
         and isinstance(data.get("ops"), dict)
         and all(_validator(name)(v) for v in data["ops"].values())
@@ -176,6 +175,8 @@ def _build(name: str) -> dict[str, dict[str, Any]]:
         from torchcts_cases import overload_index
 
         return overload_index.build()
+    import torch
+
     from torchcts_cases import opinfo_source
 
     entries: dict[str, dict[str, Any]] = {}
@@ -208,7 +209,7 @@ SEED_DIR = Path(__file__).parent / "index_seed"
 @functools.cache
 def opinfo_fingerprint() -> str:
     """sha256 of the OpInfo source files of the installed torch (read, not imported)."""
-    root = Path(torch.__file__).parent / "testing" / "_internal"
+    root = torch_dir() / "testing" / "_internal"
     files = sorted(
         [root / "common_methods_invocations.py", *(root / "opinfo").rglob("*.py")]
     )
@@ -220,21 +221,33 @@ def opinfo_fingerprint() -> str:
 
 
 def _seed_path() -> Path:
-    return SEED_DIR / f"{slug(torch.__version__)}.json.gz"
+    return SEED_DIR / f"{slug(torch_version())}.json.gz"
+
+
+def _seed_payload() -> dict[str, Any] | None:
+    """The packaged seed of this torch, parsed once per process (a fresh cache reads
+    every shard from it); None when it is absent or does not parse."""
+    return _parsed_seed(_seed_path())
+
+
+@functools.cache
+def _parsed_seed(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, ValueError, EOFError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _current_seed() -> dict[str, Any] | None:
     """The packaged seed's shards when it was built from this torch, OpInfo and
     `INDEX_VERSION`; None for any other seed, or one that does not read."""
-    try:
-        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
-    except (OSError, ValueError, EOFError):
-        return None
+    data = _seed_payload()
     if not (
-        isinstance(data, dict)
+        data is not None
         and data.get("format") == INDEX_FORMAT
         and data.get("version") == INDEX_VERSION
-        and data.get("torch") == torch.__version__
+        and data.get("torch") == torch_version()
         and data.get("fingerprint") == opinfo_fingerprint()
         and isinstance(data.get("shards"), dict)
     ):
@@ -268,11 +281,7 @@ def write_seed(names: list[str]) -> Path:
 
 def _seed_generations() -> dict[str, int]:
     """The shard generations the packaged seed was written with (1 where absent)."""
-    try:
-        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
-        generations = data.get("generations", {})
-    except (OSError, ValueError, EOFError, AttributeError):
-        return {}
+    generations = (_seed_payload() or {}).get("generations", {})
     return generations if isinstance(generations, dict) else {}
 
 
@@ -281,7 +290,7 @@ def _write_seed_payload(shards: dict[str, dict[str, dict[str, Any]]]) -> Path:
         "format": INDEX_FORMAT,
         "version": INDEX_VERSION,
         "generations": {n: SHARD_GENERATIONS.get(n, 1) for n in sorted(shards)},
-        "torch": torch.__version__,
+        "torch": torch_version(),
         "fingerprint": opinfo_fingerprint(),
         "shards": shards,
     }
@@ -289,6 +298,7 @@ def _write_seed_payload(shards: dict[str, dict[str, dict[str, Any]]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    _parsed_seed.cache_clear()
     return path
 
 
@@ -309,11 +319,10 @@ def add_to_seed(names: list[str]) -> Path:
 
 def seed_shard_names() -> list[str]:
     """The shards the packaged seed holds now (what a refresh rebuilds by default)."""
-    try:
-        data = json.loads(gzip.decompress(_seed_path().read_bytes()))
-        return sorted(data["shards"])
-    except (OSError, ValueError, EOFError, KeyError, TypeError):
-        return [OPS_SHARD, ERRORS_SHARD, "float32"]
+    shards = (_seed_payload() or {}).get("shards")
+    if isinstance(shards, dict):
+        return sorted(shards)
+    return [OPS_SHARD, ERRORS_SHARD, "float32"]
 
 
 if __name__ == "__main__":

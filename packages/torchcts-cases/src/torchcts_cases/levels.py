@@ -181,6 +181,16 @@ def sample_tier(sample: int | None) -> int:
     return 8
 
 
+def samples_within(level: int) -> int | None:
+    """How many leading samples (0, 1, ...) have a sample tier of at most `level`:
+    every later one is deeper (None: every sample is within). Selection counts a
+    group's deeper samples at once instead of deciding them one by one."""
+    for first_deeper in (1, 3, 8, 32):
+        if sample_tier(first_deeper) > level:
+            return first_deeper
+    return None
+
+
 def dtype_tier(dtype: str | None) -> int:
     """Core dtypes first; rare ones (uint16, float8, complex32...) at level 4."""
     return 1 if dtype is None else DTYPE_TIER.get(dtype, 4)

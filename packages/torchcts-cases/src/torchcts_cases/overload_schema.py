@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from torchcts_cases.overload_variants import BACKWARD, CALL, INPLACE, OUT
+from torchcts_cases.overload_variants import BACKWARD, CALL, INPLACE, OUT, base_packet
 
 _NUMBERS = (bool, int, float, complex)
 # (glob on the overload without "aten::", reason): what no generated case judges
@@ -106,16 +106,6 @@ def all_overloads() -> Iterator[Overload]:
         yield Overload(
             name, packet, overload or "default", _kind(name), base_packet(packet)
         )
-
-
-def base_packet(packet: str) -> str:
-    """The functional packet of an in-place one (``add_`` -> ``add``, ``__iand__`` ->
-    ``__and__``); others are their own."""
-    if packet.startswith("__i") and packet.endswith("__"):
-        return "__" + packet[3:]
-    if packet.endswith("_") and not packet.endswith("__"):
-        return packet[:-1]
-    return packet
 
 
 def _kind(name: str) -> str | None:

@@ -50,6 +50,16 @@ def variant_facts(variant: str, schema_built: bool) -> tuple[int, str]:
     return (max(level, SCHEMA_BUILT_LEVEL) if schema_built else level), capability
 
 
+def base_packet(packet: str) -> str:
+    """The functional packet of an in-place one (``add_`` -> ``add``, ``__iand__`` ->
+    ``__and__``); others are their own."""
+    if packet.startswith("__i") and packet.endswith("__"):
+        return "__" + packet[3:]
+    if packet.endswith("_") and not packet.endswith("__"):
+        return packet[:-1]
+    return packet
+
+
 def valid_entry(entry: Any) -> bool:
     """The shape of one shard entry (a cache file is never trusted blindly)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from torchcts_schema import (
@@ -46,11 +46,11 @@ from torchcts_cases.catalog import (
     overload_cases,
     primitive_edges,
 )
-from torchcts_cases.levels import opinfo_level
+from torchcts_cases.hand_listing import HandListing, hand_listings
+from torchcts_cases.levels import opinfo_level, samples_within
 from torchcts_cases.not_run import GroupRecords, Reason, not_run_record
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.spec import CaseSpec, SelectedCases, Selection
-from torchcts_cases.suites import HandCase, all_hand_cases
 
 # a case's level from a handful of small values: the matrix repeats each many times
 _level = functools.lru_cache(maxsize=1 << 16)(opinfo_level)
@@ -63,7 +63,7 @@ RUN_BY_MANIFEST: Reason = (
 def all_suites() -> tuple[str, ...]:
     """Suite names: "opinfo" first, then the generated overload cases ("aten"),
     then the hand-written suites."""
-    hand = sorted({c.suite for c in all_hand_cases().values()})
+    hand = sorted({c.suite for c in hand_listings()})
     return (OPINFO_SUITE, OVERLOAD_SUITE, *hand)
 
 
@@ -121,8 +121,7 @@ def _select(manifest: Manifest, selection: Selection, level: int) -> SelectedCas
             out, spec.suite, spec.op, packet, spec.dtype, spec.capability, spec
         )
         _place(out, [spec], found, rules, declines)
-    for hand in all_hand_cases().values():
-        assert hand.spec is not None
+    for hand in hand_listings():
         if hand.dtype is not None and hand.dtype not in dtypes:
             continue
         found, declines = rules.decide(
@@ -150,7 +149,7 @@ class _Samples:
     """The samples of one OpInfo group, counted at the selected level on demand."""
 
     def __init__(
-        self, entry: dict[str, Any], count: int, edges: Container[int]
+        self, entry: dict[str, Any], count: int, edges: Collection[int]
     ) -> None:
         self.entry = entry
         self.count = count
@@ -174,7 +173,7 @@ def _place_group(
     variant: str,
     dtype: str | None,
     count: int,
-    edges: Container[int],
+    edges: Collection[int],
     found: Reason | None,
     declines: tuple[Decline, ...] = (),
 ) -> None:
@@ -195,7 +194,16 @@ def _place_group(
     # counted per reason here and added once per group: the samples outside a
     # shallow level are most of the matrix (440,000 single counts at level 1)
     counted: dict[Reason, int] = {}
-    for sample in range(count):
+    samples: Iterable[int] = range(count)
+    deeper = rules.deeper_samples(count)
+    if deeper is not None:
+        # every sample from `deeper` on is above the level (unless a primitive
+        # edge): counted at once (a count keeps only the reason's kind), only the
+        # others decided one by one
+        late_edges = sorted(n for n in edges if deeper <= n < count)
+        counted[rules.level_reasons[rules.level + 1]] = count - deeper - len(late_edges)
+        samples = [*range(deeper), *late_edges]
+    for sample in samples:
         level = _level(family, variant, dtype, sample, sample in edges)
         reason = rules.case_reason(found, sample, level)
         if reason is None:
@@ -207,7 +215,8 @@ def _place_group(
         case_id = f"{prefix}{sample}"
         out.not_run.append(records.record(case_id, sample, level, reason))
     for reason, n in counted.items():
-        rules.count(out, OPINFO_SUITE, op, dtype, reason, n)
+        if n:
+            rules.count(out, OPINFO_SUITE, op, dtype, reason, n)
     if runnable:
         out.runnable.extend(group_specs(op, entry, variant, dtype, runnable))
         if declines:
@@ -253,6 +262,16 @@ class _Rules:
         """Is a case excluded for `reason` counted rather than recorded?"""
         return not self.sel.record_outside and reason[0] in OUTSIDE_REASONS
 
+    def deeper_samples(self, count: int) -> int | None:
+        """The first sample of a group of `count` from which every one but a
+        primitive edge is level_filtered and counted, not recorded (None: decide
+        each sample). Only where level comes first and is counted: never in a
+        recheck or a run recording what is outside it."""
+        if self.sel.declined_only or self.sel.record_outside:
+            return None
+        deeper = samples_within(self.level)
+        return deeper if deeper is not None and deeper < count else None
+
     def case_reason(
         self, found: Reason | None, sample: int | None, level: int
     ) -> Reason | None:
@@ -292,7 +311,7 @@ class _Rules:
         name: str,
         dtype: str | None,
         capability: str,
-        samples: _Samples | HandCase | CaseSpec,
+        samples: _Samples | HandListing | CaseSpec,
     ) -> tuple[Reason | None, tuple[Decline, ...]]:
         """A group's shared reason and, in a recheck, the entries declining it.
 
@@ -316,14 +335,16 @@ class _Rules:
         return (RUN_BY_MANIFEST if not declines else None), declines
 
     def _would_run(
-        self, samples: _Samples | HandCase | CaseSpec, variant: str, dtype: str | None
+        self,
+        samples: _Samples | HandListing | CaseSpec,
+        variant: str,
+        dtype: str | None,
     ) -> int:
         """How many cases of a group its per-case reasons leave runnable."""
         if isinstance(samples, _Samples):
             return samples.in_level(self, variant, dtype)
         if isinstance(samples, CaseSpec):
             return int(self.sample_reason(samples) is None)
-        assert samples.spec is not None
         blocked = self.hand_reason(samples) or self.sample_reason(samples.spec)
         return int(blocked is None)
 
@@ -407,7 +428,7 @@ class _Rules:
             found.append(Decline("capability", capability))
         return tuple(found)
 
-    def hand_reason(self, case: HandCase) -> Reason | None:
+    def hand_reason(self, case: HandListing) -> Reason | None:
         """Device requirements of a hand-written case."""
         if case.min_devices > self.m.device_count:
             return NotRunReason.DEVICE_COUNT, f"needs {case.min_devices} devices"
