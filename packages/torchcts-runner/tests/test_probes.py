@@ -54,15 +54,20 @@ def test_probes_in_process_match_the_probe_child(tmp_path: Path) -> None:
     assert [r["status"] for r in here if r["probe"].startswith("uint16")] == ["fail"]
 
 
-def test_a_backend_to_import_is_probed_in_a_child(
+def test_probes_run_here_only_in_an_executing_process_without_a_backend(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A manifest without a backend import probes here; one with a backend gets a
-    child (a crashing backend must not take the run with it)."""
+    """A process that runs the cases probes a device torch provides itself; one with
+    a backend to import gets a child (a crashing backend must not take the run with
+    it), and so does an xdist controller, which never imports torch."""
     started: list[str] = []
     monkeypatch.setattr(probe_cache, "LocalProbes", lambda m, d: started.append("here"))
     monkeypatch.setattr(probe_cache, "ProbeRun", lambda m, d: started.append("child"))
-    for backend in ("", 'BACKEND_IMPORT = "torchcts_simdev"\n'):
+    for backend, executes_here in (
+        ("", True),
+        ('BACKEND_IMPORT = "torchcts_simdev"\n', True),
+        ("", False),
+    ):
         path = tmp_path / "manifest.py"
         path.write_text(backend + CPU_MANIFEST)
         settings = SimpleNamespace(
@@ -72,8 +77,13 @@ def test_a_backend_to_import_is_probed_in_a_child(
             results_dir=tmp_path,
             is_subset=False,
         )
-        probe_cache.probe_phase(settings, "cpu_x", torch.__version__)  # type: ignore[arg-type]
-    assert started == ["here", "child"]
+        probe_cache.probe_phase(
+            settings,  # type: ignore[arg-type]
+            "cpu_x",
+            torch.__version__,
+            executes_here=executes_here,
+        )
+    assert started == ["here", "child", "child"]
 
 
 def test_the_probe_child_starts_when_asked_and_once(
@@ -105,7 +115,12 @@ def test_the_probe_child_starts_when_asked_and_once(
         results_dir=tmp_path,
         is_subset=False,
     )
-    phase = probe_cache.probe_phase(settings, "cpu_x", torch.__version__)  # type: ignore[arg-type]
+    phase = probe_cache.probe_phase(
+        settings,  # type: ignore[arg-type]
+        "cpu_x",
+        torch.__version__,
+        executes_here=False,
+    )
     assert started == []
     phase.begin()
     phase.begin()

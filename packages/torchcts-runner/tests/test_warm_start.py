@@ -25,7 +25,8 @@ def import_case_tables():
         (False, 0, False, (True, True)),  # -n 0: this process executes
         (False, None, False, (True, True)),  # no xdist at all
         (False, 0, True, (True, False)),  # node ids may all replay saved inputs
-        (False, "auto", False, (True, False)),  # tables once the plan says here
+        (False, "auto", False, (False, False)),  # nothing until the plan says here
+        (False, "auto", True, (True, False)),  # node ids: nearly always here
         (False, 2, False, (False, False)),  # an xdist controller executes nothing
     ],
 )

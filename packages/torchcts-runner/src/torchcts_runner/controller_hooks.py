@@ -225,7 +225,10 @@ class ControllerRole:
         self.handling.publish()
         install_interrupt_handlers()
         self.probes = probe_phase(
-            s, self.run_key, self.controller.metadata.torch_version
+            s,
+            self.run_key,
+            self.controller.metadata.torch_version,
+            executes_here=self.local_executor is not None,
         )
 
     def _print_probes(self) -> None:

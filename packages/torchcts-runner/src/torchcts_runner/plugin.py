@@ -39,9 +39,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     _warm_start(config)
 
 
-def _warm_start(config: pytest.Config) -> WarmStart | None:
+def _warm_start(config: pytest.Config, *, here: bool = False) -> WarmStart | None:
     """This process's import thread (`warm_start`), started once where cases run
-    or may run; None elsewhere."""
+    or may run (`here`: the plan says they run in this process); None elsewhere."""
     if config.stash.get(WARM_START, None) is not None:
         return config.stash[WARM_START]
     if not config.getoption("torchcts_manifest", None):
@@ -52,7 +52,7 @@ def _warm_start(config: pytest.Config) -> WarmStart | None:
 
     start, tables = stages_for(
         worker=getattr(config, "workerinput", None) is not None,
-        workers=getattr(config.option, "numprocesses", None),
+        workers=0 if here else getattr(config.option, "numprocesses", None),
         names_cases=_names_cases(config),
     )
     if not start:
@@ -67,15 +67,16 @@ def _warm_start(config: pytest.Config) -> WarmStart | None:
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: as many workers as the planned cases call for (`auto_workers`)."""
+    """``-n auto``: as many workers as the planned cases call for (`auto_workers`);
+    in process, this process's imports start once that is known."""
     if not config.getoption("torchcts_manifest", None):
         return None  # not a TorchCTS run: xdist's own count
     from torchcts_runner.auto_workers import choose
 
-    warm = _warm_start(config)
+    _warm_start(config)  # a run naming node ids imports beside selection
     count = choose(config)
-    if count == 0 and warm is not None and not _names_cases(config):
-        warm.add_case_tables()  # in process: OpInfo loads while the run starts
+    if count == 0:
+        _warm_start(config, here=True)
     return count
 
 

@@ -166,11 +166,15 @@ def backend_unusable(rows: list[JsonDict]) -> bool:
     )
 
 
-def probe_phase(settings: RunSettings, run_key: str, torch_version: str) -> ProbePhase:
+def probe_phase(
+    settings: RunSettings, run_key: str, torch_version: str, *, executes_here: bool
+) -> ProbePhase:
     """The probes of this run: reused for a subset run when the cache matches, else
-    run in this process when the device is torch's own (no backend import; this
-    process has torch loaded for selection), else a fresh probe child, started by
-    `ProbePhase.begin` (or at the latest by `ProbePhase.finish`)."""
+    run in this process when it executes the cases (it has torch loaded anyway) and
+    the device is torch's own (no backend import), else a fresh probe child, started
+    by `ProbePhase.begin` (or at the latest by `ProbePhase.finish`). An xdist
+    controller never imports torch: its workers do, and the child starts only once
+    the first case has ended, off the path to it."""
     manifest = settings.manifest
     key = {
         "run_key": run_key,
@@ -185,7 +189,7 @@ def probe_phase(settings: RunSettings, run_key: str, torch_version: str) -> Prob
     cached = cache.read() if settings.is_subset else None
     if cached is not None:
         return ProbePhase(ReusedProbes(cached), cache)
-    if not manifest.backend_import:
+    if executes_here and not manifest.backend_import:
         return ProbePhase(LocalProbes(manifest.path, settings.device), cache)
     return ProbePhase(ProbeRun(manifest.path, settings.device), cache)
 

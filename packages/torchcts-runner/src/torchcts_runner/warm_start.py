@@ -31,13 +31,16 @@ def stages_for(
 ) -> tuple[bool, bool]:
     """(import the case source, import its tables now) for a process.
 
-    `workers` is pytest's ``-n`` value: 0 or None run the cases here, ``"auto"`` may
-    (the tables follow once the plan says in process), a number makes this process
-    an xdist controller, which executes nothing. An xdist worker always executes.
+    `workers` is pytest's ``-n`` value: 0 or None run the cases here, a number makes
+    this process an xdist controller, which executes nothing and imports no torch
+    (selection does not need it). ``"auto"`` decides after selecting: the imports
+    start then, once the plan says in process (`pytest_xdist_auto_num_workers`),
+    except for a run that names node ids, which nearly always runs here: its import
+    starts at once, beside selection. An xdist worker always executes.
     """
     here = worker or workers in (None, 0)
     if not here:
-        return workers == "auto", False
+        return workers == "auto" and names_cases, False
     return True, not names_cases
 
 
