@@ -91,9 +91,10 @@ def prepare(spec: CaseSpec, manifest: Manifest) -> PreparedCase:
 
 
 def refresh_coverage(results_dir: Path) -> str:
-    """Rewrite DIR/coverage/ from the cached coverage trace (seconds; never traces);
-    one line saying what it wrote. `torchcts-run` calls it after a whole run."""
-    from torchcts_cases.coverage import refresh
+    """Rewrite DIR/coverage/ from the cached coverage trace (never traces; a copy of
+    the last refresh of the same inputs, without torch, when there is one); one line
+    saying what it wrote. `torchcts-run` calls it after a whole run."""
+    from torchcts_cases.coverage_refresh import refresh
 
     return refresh(results_dir)
 

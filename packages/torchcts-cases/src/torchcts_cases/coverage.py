@@ -317,7 +317,7 @@ def refresh(results_dir: Path) -> str:
             "`bin/torchcts-cases coverage audit` builds it (resumable, cached)\n"
         )
         write_atomic(out / "summary.md", note)
-        return f"coverage: {note.strip()}"
+        return f"coverage: {note.strip()}; {out}/"
     summary = audit_into(results_dir, trace)
     by = summary["by_family"]["all"]
     rest = by["overloads"] - by["excluded"]

@@ -19,8 +19,6 @@ another machine resumes from it.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import sys
 import time
 import warnings
@@ -42,6 +40,7 @@ from torchcts_schema import (
 from torchcts_cases import index
 from torchcts_cases.dispatch_recorder import OverloadRecorder
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
+from torchcts_cases.source_digest import package_digest
 from torchcts_cases.spec import CaseSpec, Selection
 from torchcts_cases.trace_store import StoredTrace, encode, read_trace
 
@@ -62,16 +61,10 @@ def trace_key() -> dict[str, Any]:
     }
 
 
-@functools.cache
 def catalog_digest() -> str:
     """sha256 of this package's sources: when it changes, the universe is listed
     again and only case ids the trace lacks are traced."""
-    digest = hashlib.sha256()
-    root = Path(__file__).parent
-    for file in sorted(root.rglob("*.py")):
-        digest.update(file.relative_to(root).as_posix().encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
+    return package_digest()
 
 
 def trace_path() -> Path:

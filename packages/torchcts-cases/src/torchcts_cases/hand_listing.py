@@ -3,8 +3,8 @@
 The suites are modules of check functions that import torch; selection reads only
 each case's spec and two device requirements. An xdist controller selects but runs
 no case, so the listing is kept in a cache file (``$TORCHCTS_CACHE_DIR/hand-listing``)
-keyed by the torch version and a fingerprint of the files it is derived from (the
-suites, this module, the spec and the schema package that makes case ids): a process
+keyed by the torch version and a fingerprint of the files it is derived from (this
+package's sources and the schema package's, which makes case ids): a process
 that has not imported the suites reads it in milliseconds instead of importing torch.
 A missing, stale or unreadable file is rebuilt from the suites themselves (importing
 them) and written atomically; it is never trusted over the code it came from.
@@ -24,10 +24,10 @@ import torchcts_schema
 from torchcts_schema import CaseSpec, slug, torch_version, write_atomic
 
 from torchcts_cases.index import cache_root
+from torchcts_cases.source_digest import files_digest, package_digest
 
 LISTING_FORMAT = "torchcts-hand-listing"
 LISTING_VERSION = 1
-_HERE = Path(__file__).parent
 _SUITES_MODULE = "torchcts_cases.suites"
 
 
@@ -103,19 +103,11 @@ def listing_path() -> Path:
 
 @functools.cache
 def source_fingerprint() -> str:
-    """sha256 over the files the listing is derived from (read, not imported)."""
+    """sha256 over the sources the listing is derived from (read, not imported):
+    this package's (the suites, the spec) and the schema's (which makes case ids)."""
     schema_dir = Path(torchcts_schema.__file__).parent
-    files = [
-        *sorted((_HERE / "suites").glob("*.py")),
-        _HERE / "spec.py",
-        Path(__file__),
-        *sorted(schema_dir.glob("*.py")),
-    ]
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.name.encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
+    schema = files_digest(schema_dir, sorted(schema_dir.glob("*.py")))
+    return hashlib.sha256(f"{package_digest()} {schema}".encode()).hexdigest()
 
 
 def _read(path: Path) -> tuple[HandListing, ...] | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import gzip
-import hashlib
 import itertools
 import json
 import os
@@ -28,6 +27,7 @@ from typing import Any
 from torchcts_schema import DTYPE_NAMES, slug, torch_dir, torch_version, write_atomic
 
 from torchcts_cases.overload_variants import valid_entry as valid_overload_entry
+from torchcts_cases.source_digest import files_digest
 
 INDEX_FORMAT = "torchcts-case-index"
 INDEX_VERSION = 6  # 6: edge samples, foreach OpInfo lists, in-place surfaces
@@ -213,11 +213,7 @@ def opinfo_fingerprint() -> str:
     files = sorted(
         [root / "common_methods_invocations.py", *(root / "opinfo").rglob("*.py")]
     )
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.relative_to(root).as_posix().encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()
+    return files_digest(root, files)
 
 
 def _seed_path() -> Path:
