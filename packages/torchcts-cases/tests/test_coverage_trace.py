@@ -103,8 +103,22 @@ def test_a_damaged_or_foreign_trace_reads_as_absent(tmp_path: Path) -> None:
     path.write_bytes(encode(good, compress=True))
     assert read_trace(path, KEY) is not None
     assert read_trace(path, {**KEY, "torch": "other"}) is None
+    damaged = [
+        ("groups", "opinfo/add/forward/float32/", [7]),  # past the last set
+        ("groups", "opinfo/add/forward/float32/", [-2]),  # below NOT_TRACED
+        ("groups", "opinfo/add/forward/float32/", [True]),  # a bool is no position
+        ("groups", "opinfo/add/forward/float32/", [0.0]),
+        ("groups", "opinfo/add/forward/float32/", "0"),
+        ("cases", "views/t/check", 1),
+        ("declared", "views/t/check", "0"),
+    ]
+    for table, key, value in damaged:
+        data = json.loads(encode(good))
+        data[table][key] = value
+        path.write_text(json.dumps(data))
+        assert read_trace(path, KEY) is None, (table, value)
     data = json.loads(encode(good))
-    data["groups"]["opinfo/add/forward/float32/"] = [7]
+    data["cases"] = [0]
     path.write_text(json.dumps(data))
     assert read_trace(path, KEY) is None
     path.write_text("{not json")
