@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import torch
 
 from torchcts_cases.edge_samples import EdgeFinder
+from torchcts_cases.inductor_stand_in import without_inductor
 from torchcts_cases.levels import FOREACH_PREFIX, op_family
 from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
 from torchcts_cases.sample_stream import (
@@ -70,8 +71,7 @@ def op_table() -> dict[str, Any]:
     ``_foreach_``; a segment two lists share would make two cases one id, so it
     is an error, not a silent overwrite.
     """
-    from torch.testing._internal import common_methods_invocations as cmi
-
+    cmi = _import_database()
     table: dict[str, Any] = {}
     for name in ("op_db", *foreach_db_names(cmi)):
         for op in getattr(cmi, name):
@@ -80,6 +80,17 @@ def op_table() -> dict[str, Any]:
                 raise RuntimeError(f"OpInfo {segment!r} is in two lists ({name})")
             table[segment] = op
     return table
+
+
+def _import_database() -> Any:
+    """``common_methods_invocations``, imported without the compiler stack when the
+    installed torch allows it (`inductor_stand_in`), else as it is."""
+    try:
+        with without_inductor():
+            from torch.testing._internal import common_methods_invocations as cmi
+    except ImportError:
+        from torch.testing._internal import common_methods_invocations as cmi
+    return cmi
 
 
 def foreach_db_names(module: Any) -> list[str]:
