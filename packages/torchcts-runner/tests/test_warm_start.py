@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from torchcts_runner.warm_start import WarmStart, stages_for
@@ -60,3 +61,34 @@ def test_a_failing_import_is_left_to_the_main_thread() -> None:
     warm.add_case_tables()
     warm.wait()
     assert "no_such_case_source_module" not in sys.modules
+
+
+class _Config:
+    """What `plugin._warm_start` reads of a pytest config."""
+
+    def __init__(self, isolate: str, numprocesses: object) -> None:
+        self.stash = pytest.Stash()
+        self.args: list[str] = []
+        self.option = SimpleNamespace(
+            collectonly=False, help=False, numprocesses=numprocesses
+        )
+        self._options = {
+            "torchcts_manifest": "m.py",
+            "torchcts_isolate": isolate,
+            "torchcts_case_source": "no_such_case_source_module",
+        }
+
+    def getoption(self, name: str, default: object = None) -> object:
+        return self._options.get(name, default)
+
+
+def test_with_every_case_isolated_this_process_imports_nothing() -> None:
+    """``--isolate all`` runs every case in the warm pool's child: the process that
+    hands them over starts no import thread (it never imports torch); ``-n 0``
+    without it does."""
+    from torchcts_runner import plugin
+
+    assert plugin._warm_start(_Config("all", 0)) is None  # type: ignore[arg-type]
+    warm = plugin._warm_start(_Config("adaptive", 0))  # type: ignore[arg-type]
+    assert warm is not None
+    warm.wait()

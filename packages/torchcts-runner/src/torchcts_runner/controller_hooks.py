@@ -228,7 +228,7 @@ class ControllerRole:
             s,
             self.run_key,
             self.controller.metadata.torch_version,
-            executes_here=self.local_executor is not None,
+            executes_here=self.local_executor is not None and s.isolate != "all",
         )
 
     def _print_probes(self) -> None:

@@ -48,6 +48,8 @@ def _warm_start(config: pytest.Config, *, here: bool = False) -> WarmStart | Non
         return None
     if config.option.collectonly or getattr(config.option, "help", False):
         return None
+    if config.getoption("torchcts_isolate", None) == "all":
+        return None  # every case runs in the warm pool's child, which imports them
     from torchcts_runner.warm_start import WarmStart, stages_for
 
     start, tables = stages_for(
