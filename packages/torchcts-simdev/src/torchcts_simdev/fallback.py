@@ -141,7 +141,11 @@ class _Call:
         if isinstance(value, _Device) and value.type == "simdev":
             return _CPU
         if isinstance(value, _Storage) and value.device.type == "simdev":
-            return payload_storage(value)
+            host = payload_storage(value)
+            # set_(storage) makes a tensor view it: the result must map back to
+            # this very device storage, as a tensor argument's does
+            self.hints[host._cdata] = value
+            return host
         return value
 
     def _device_tensor(self, value: _Tensor, clone: bool) -> Any:
