@@ -38,8 +38,9 @@ OVERLOADS_SHARD = "overloads"
 _NAMED_SHARDS = (ERRORS_SHARD, OPS_SHARD, OVERLOADS_SHARD)
 # a shard whose generation changed without a new INDEX_VERSION (which would void
 # every shard and the coverage trace with them): a cache or seed of another
-# generation of that shard is rebuilt. overloads 2: schema-built calls
-SHARD_GENERATIONS = {OVERLOADS_SHARD: 2}
+# generation of that shard is rebuilt. overloads 2: schema-built calls; 3: foreach
+# out=, multi-write overloads, reviewed recipes, outs filled twice
+SHARD_GENERATIONS = {OVERLOADS_SHARD: 3}
 # nonfinite case N is built from forward sample entry[NONFINITE_SAMPLES][N]; absent
 # when that is forward sample N for every case (`catalog.built_sample`)
 NONFINITE_SAMPLES = "nonfinite_samples"
