@@ -11,7 +11,6 @@ import pytest
 import torch
 from torchcts_cases import catalog, get_case, overload_checks, select_cases
 from torchcts_cases.overload_schema import (
-    Overload,
     adapt_call,
     all_overloads,
     functional_sibling,
@@ -36,6 +35,19 @@ OVERLOADS = {o.name: o for o in all_overloads()}
         ("__iand__.Tensor", "inplace", "__and__.Tensor"),
         ("threshold_backward", "backward", "threshold_backward"),
         ("pow.Tensor_Scalar", "call", "pow.Tensor_Scalar"),
+        # a foreach op's out= writes a list of outs
+        ("_foreach_add.List_out", "out", "_foreach_add.List"),
+        # several arguments written: a fused step, a batch norm updating its stats
+        ("_fused_adam_", "writes", "_fused_adam"),
+        ("_fused_adam.out", "writes", "_fused_adam"),
+        ("_batch_norm_with_update.out", "writes", "_batch_norm_with_update"),
+        ("_cummax_helper", "writes", "_cummax_helper"),
+        # the functional in another packet (reviewed)
+        (
+            "adaptive_avg_pool3d_backward.grad_input",
+            "out",
+            "_adaptive_avg_pool3d_backward",
+        ),
     ],
 )
 def test_kind_and_functional_sibling_come_from_the_schema(
@@ -50,13 +62,13 @@ def test_kind_and_functional_sibling_come_from_the_schema(
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("_foreach_add.List", "foreach"),
+        ("_fused_sdp_choice", "an enum of each backend's own"),
         ("normal.Tensor_float", "random"),
         ("randint_like.out", "random"),
         ("empty.memory_format", "uninitialised"),
         ("square", "CompositeImplicitAutograd"),
         ("sort.values", "tie-breaking"),
-        ("_native_batch_norm_legit", "neither self"),
+        ("_fused_moving_avg_obs_fq_helper", "quantization"),
     ],
 )
 def test_what_is_not_generated_says_why(name: str, reason: str) -> None:
@@ -190,10 +202,38 @@ def test_malformed_shard_entries_are_refused(entry: dict[str, Any]) -> None:
     assert not valid_entry(entry)
 
 
-def test_an_overload_without_a_kind_is_never_generated() -> None:
-    """A schema that writes an argument other than self or out= gets no case."""
-    ovl = Overload("x", "x", "default", None, "x")
-    assert "neither self" in (not_generated(ovl) or "")
+def test_a_multi_write_overload_observes_every_argument_it_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """_amp_update_scale_ writes its scale and its growth tracker: both are
+    observed after the call, under keys naming them; a kernel that leaves the
+    tracker alone changes only that observation. Its out= form observes the out,
+    the tracker, and that it returned the out."""
+    scale, tracker = torch.full((1,), 4.0), torch.ones(1, dtype=torch.int32)
+    call = ((scale, tracker, torch.zeros(1), 2.0, 0.5, 2), {})
+    seen = overload_checks.observe(
+        "writes", "_amp_update_scale_", "_amp_update_scale", call, "cpu"
+    )
+    assert seen["writes: argument self"].tolist() == [8.0]  # grown: 2 of 2 steps
+    assert seen["writes: argument growth_tracker"].tolist() == [0]
+    assert tracker.tolist() == [1]  # the call's own tensors stay as they were
+    out = overload_checks.observe(
+        "writes", "_amp_update_scale.out", "_amp_update_scale", call, "cpu"
+    )
+    assert out["writes: returns out"] is True
+    assert [t.tolist() for t in out["writes: out"]] == [[8.0]]
+    real = torch.ops.aten._amp_update_scale.default
+
+    def no_tracker(self, tracker, *rest):  # type: ignore[no-untyped-def]
+        new_scale, _ = real(self, tracker.clone(), *rest)
+        return self.copy_(new_scale)
+
+    _call(no_tracker, monkeypatch)
+    bad = overload_checks.observe(
+        "writes", "_amp_update_scale_", "_amp_update_scale", call, "cpu"
+    )
+    assert bad["writes: argument self"].tolist() == [8.0]
+    assert bad["writes: argument growth_tracker"].tolist() == [1]
 
 
 def test_a_schema_donor_needs_its_plan() -> None:

@@ -14,7 +14,12 @@ from torchcts_schema import DTYPE_NAMES, ExpectedSource, make_case_id, split_cas
 
 from torchcts_cases import index
 from torchcts_cases.levels import dtype_tier, is_primitive, opinfo_level
-from torchcts_cases.overload_variants import SCHEMA_DONOR, base_packet, variant_facts
+from torchcts_cases.overload_variants import (
+    RECIPE_DONOR,
+    SCHEMA_DONOR,
+    base_packet,
+    variant_facts,
+)
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.spec import CaseSpec
 
@@ -139,7 +144,8 @@ def overload_cases() -> Iterator[tuple[CaseSpec, str]]:
 def overload_spec(name: str, variant: str, entry: dict[str, Any]) -> CaseSpec:
     """The spec of one generated overload case (sample 0: its first donor)."""
     dtype = entry["donor"]["dtype"]
-    level, capability = variant_facts(variant, entry["donor"]["op"] == SCHEMA_DONOR)
+    built = entry["donor"]["op"] in (SCHEMA_DONOR, RECIPE_DONOR)
+    level, capability = variant_facts(variant, built, name)
     return CaseSpec(
         make_case_id(OVERLOAD_SUITE, name, variant, dtype, 0),
         OVERLOAD_SUITE,

@@ -1,7 +1,7 @@
 """A generated overload case prepared for execution: one aten overload called
 explicitly (``torch.ops.aten.<packet>.<overload>``) with a call captured from an
-OpInfo sample, or built from its schema where no sample reaches it
-(`overload_inputs`), in one variant (`overload_checks`), judged against the same
+OpInfo sample, or from a reviewed recipe (`overload_recipes`) or its schema
+(`overload_inputs`) where no sample reaches it, in one variant (`overload_checks`), judged against the same
 check run on CPU.
 """
 
@@ -16,9 +16,10 @@ from torchcts_cases.dispatch_recorder import overloads_reached
 from torchcts_cases.overload_capture import Call, Donor, captured_call, copy_call
 from torchcts_cases.overload_checks import observe, unsupported_against
 from torchcts_cases.overload_inputs import schema_call
+from torchcts_cases.overload_recipes import recipe_call
 from torchcts_cases.overload_repro import overload_repro
 from torchcts_cases.overload_schema import adapt_call
-from torchcts_cases.overload_variants import SCHEMA_DONOR
+from torchcts_cases.overload_variants import RECIPE_DONOR, SCHEMA_DONOR
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
@@ -43,10 +44,12 @@ class OverloadCase(PreparedCase):
 
     def call(self) -> Call:
         """The functional sibling's arguments on CPU, from the donor's replay (or
-        the schema's plan)."""
+        the schema's plan, or the reviewed recipe)."""
         if self._call is None and self.donor.op == SCHEMA_DONOR:
             assert self.plan is not None  # `valid_entry` requires it
             self._call = schema_call(self.functional, self.plan)
+        if self._call is None and self.donor.op == RECIPE_DONOR:
+            self._call = recipe_call(self.functional)
         if self._call is None:
             args, kwargs = captured_call(self.donor, self.donor_overload)
             adapted = adapt_call(self.donor_overload, args, kwargs, self.functional)

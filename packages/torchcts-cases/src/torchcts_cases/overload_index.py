@@ -11,15 +11,33 @@ these cases cannot fail for the harness's own choice of inputs. What is not
 generated keeps its reason (``torchcts-cases overloads --not-generated``).
 
 An overload no captured call serves (no OpInfo sample reaches it or a sibling, or the
-captured sibling call does not adapt) gets a call built from its schema instead
-(`overload_inputs`), tried plan by plan on CPU; the first plan whose variants hold on
-CPU, in two passes (four runs), is kept. Each overload is tried in a forked child
-(`forked`): a private kernel that crashes on synthetic inputs costs its overload, not
-the build. When every plan fails, the reason says so and keeps the first CPU error.
+captured sibling call does not adapt) gets the reviewed call of its functional
+sibling's recipe where one exists (`overload_recipes`: arguments that must agree with
+each other, such as a convolution's weight and input), else a call built from its
+schema (`overload_inputs`), tried plan by plan on CPU; the first call whose variants
+hold on CPU in two passes (four runs) is kept. Each overload is tried in a forked
+child (`forked`): a private kernel that crashes on synthetic inputs costs its
+overload, not the build. When every call fails, the reason says so and keeps the
+first CPU error.
+
+Rebuilding gives the same shard: a kernel that reads memory it never wrote could
+agree with itself by chance, so the two runs of each check differ in what such
+memory holds: the outs are filled with 0 in one and 1 in the other, and glibc's
+allocator fills every block it hands out with 0xaa in one and 0x55 in the other
+(``mallopt(M_PERTURB)``, what ``MALLOC_PERTURB_`` sets); a variant whose result
+follows the garbage (``_weight_norm_interface`` on a weight its norms do not fit)
+is not generated.
+
+Foreach ops: OpInfo's foreach family calls their functional and in-place overloads;
+the generated cases add what it cannot reach (every ``.out`` overload, which writes a
+list of outs, and the overloads no foreach sample calls, such as
+``_foreach_addcdiv.Tensor``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,7 +49,9 @@ from torchcts_cases.forked import run_forked
 from torchcts_cases.overload_capture import Call, Donor, copy_call, donor_calls
 from torchcts_cases.overload_checks import observe, wrong_dtype
 from torchcts_cases.overload_inputs import PLANS, NoValue, plan, schema_call
+from torchcts_cases.overload_recipes import RECIPES, recipe_call, recipe_dtype
 from torchcts_cases.overload_schema import (
+    RECIPE_LIFTS,
     Overload,
     adapt_call,
     all_overloads,
@@ -39,7 +59,13 @@ from torchcts_cases.overload_schema import (
     not_generated,
     op_overload,
 )
-from torchcts_cases.overload_variants import CALL, SCHEMA_DONOR, VARIANTS
+from torchcts_cases.overload_variants import (
+    CALL,
+    INPLACE,
+    RECIPE_DONOR,
+    SCHEMA_DONOR,
+    VARIANTS,
+)
 from torchcts_cases.transfer import tensors_in
 
 DONOR_DTYPES = ("float32", "int64", "bool")
@@ -65,6 +91,13 @@ def build() -> dict[str, dict[str, Any]]:
         alone = ovl.kind == CALL and packets[ovl.packet] == 1
         if reason is None and alone and ovl.name in captures:
             reason = "a functional op without siblings: OpInfo's own cases call it"
+        foreach = ovl.packet.startswith("_foreach_") and ovl.kind in (CALL, INPLACE)
+        if reason is None and foreach and ovl.name in captures:
+            reason = "a foreach op OpInfo's foreach cases call: they judge it"
+        if reason in RECIPE_LIFTS and functional_sibling(ovl) in RECIPES:
+            # only the recipe's call: a captured one may have ties, short targets
+            entries[ovl.name] = _entry(ovl, {}, [])
+            continue
         if reason is not None:
             entries[ovl.name] = {"kind": ovl.kind or "none", "reason": reason}
             continue
@@ -112,7 +145,9 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
             "kind": ovl.kind,
             "reason": f"no functional overload of {ovl.base} takes its arguments",
         }
-    donors = sorted(siblings, key=lambda n: n != functional)
+    # the functional itself first (in another packet for FUNCTIONAL_ELSEWHERE)
+    donors = [functional] if functional in captures else []
+    donors += [n for n in siblings if n != functional]
     last = f"no OpInfo sample calls {ovl.base} or a sibling of it"
     for donor_overload in donors:
         for donor, (args, kwargs) in captures[donor_overload]:
@@ -131,6 +166,19 @@ def _entry(ovl: Overload, captures: Captures, siblings: list[str]) -> dict[str, 
             return _generated(ovl, functional, donor_fields, variants, skipped)
     if last == SPARSE_CALL:
         return {"kind": ovl.kind, "reason": last}
+    if functional in RECIPES:
+        try:
+            made: dict[str, Any] = run_forked(
+                lambda: _recipe_entry(ovl, functional, last)
+            )
+        except RuntimeError as exc:  # CPU's own kernel crashed on the recipe
+            return {
+                "kind": ovl.kind,
+                "reason": f"{last}; CPU crashes on the reviewed recipe's call ({exc})",
+            }
+        if "reason" not in made:
+            return made
+        last = made["reason"]
     try:
         built: dict[str, Any] = run_forked(lambda: _schema_entry(ovl, functional, last))
     except RuntimeError as exc:  # CPU's own kernel crashed on a schema-built call
@@ -175,13 +223,7 @@ def _schema_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:
             call = schema_call(functional, number)
         except NoValue as exc:
             return {"kind": ovl.kind, "reason": f"{last}; {exc}"}
-        variants, skipped = _cpu_variants(ovl, functional, call)
-        # a private kernel on synthetic inputs may read memory it never wrote and
-        # agree with itself twice by chance: a plan counts only when a second pass
-        # keeps the same variants
-        if variants and _cpu_variants(ovl, functional, call)[0] != variants:
-            skipped = {"all": "two passes of the CPU checks disagree"}
-            variants = []
+        variants, skipped = _stable_variants(ovl, functional, call)
         if not variants:
             first_error = first_error or _skipped_text(skipped)
             continue
@@ -192,6 +234,48 @@ def _schema_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:
         "kind": ovl.kind,
         "reason": f"{last}; CPU raises on every schema-built input ({first_error})",
     }
+
+
+def _recipe_entry(ovl: Overload, functional: str, last: str) -> dict[str, Any]:
+    """The entry of a call from `functional`'s reviewed recipe, or why it fails."""
+    variants, skipped = _stable_variants(ovl, functional, recipe_call(functional))
+    if not variants:
+        return {
+            "kind": ovl.kind,
+            "reason": f"{last}; CPU raises on the reviewed recipe's call "
+            f"({_skipped_text(skipped)})",
+        }
+    donor = {"op": RECIPE_DONOR, "dtype": recipe_dtype(functional), "grad": False}
+    donor_fields = {**donor, "overload": functional}
+    return _generated(ovl, functional, donor_fields, variants, skipped)
+
+
+def _stable_variants(
+    ovl: Overload, functional: str, call: Call
+) -> tuple[list[str], dict[str, str]]:
+    """`_cpu_variants` of a synthetic call, kept only when a second pass keeps the
+    same variants (a kernel with a race would not)."""
+    variants, skipped = _cpu_variants(ovl, functional, call)
+    if variants and _cpu_variants(ovl, functional, call)[0] != variants:
+        return [], {"all": "two passes of the CPU checks disagree"}
+    return variants, skipped
+
+
+_M_PERTURB = -6  # glibc's mallopt parameter behind MALLOC_PERTURB_
+
+
+@contextlib.contextmanager
+def _malloc_perturbed(byte: int) -> Iterator[None]:
+    """Within: every block glibc's malloc hands out is filled with ``~byte`` (a
+    no-op where the C library has no mallopt)."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is not None:
+        mallopt(_M_PERTURB, byte)
+    try:
+        yield
+    finally:
+        if mallopt is not None:
+            mallopt(_M_PERTURB, 0)
 
 
 def _cpu_variants(
@@ -217,11 +301,22 @@ def _cpu_problem(variant: str, target: str, functional: str, call: Call) -> str 
             template = tensors_in(_functional_result(functional, call))
             if not template or wrong_dtype(template[0].dtype) is None:
                 return "a bool result casts into every dtype: no out dtype is refused"
-        first = observe(variant, target, functional, call, "cpu")
-        second = observe(variant, target, functional, call, "cpu")
+        # other bytes in the outs and in fresh memory: a kernel reading either
+        # unwritten gives two results
+        with _malloc_perturbed(0x55):
+            first = observe(variant, target, functional, call, "cpu", fill=0)
+        with _malloc_perturbed(0xAA):
+            second = observe(variant, target, functional, call, "cpu", fill=1)
     except Exception as exc:
         text = str(exc).strip().splitlines()
         return f"CPU raises {type(exc).__name__}: {text[0][:160] if text else ''}"
+    # first: a result that follows unwritten memory says nothing else reliably
+    mismatch = compare(first, second, path=target)
+    if mismatch is not None:
+        return (
+            "two CPU runs disagree (nondeterministic, or it reads memory it never "
+            f"wrote): {_headline(mismatch)}"
+        )
     for key, value in first.items():
         if isinstance(value, str):
             return f"on CPU itself, {key}: {value}"
@@ -233,12 +328,16 @@ def _cpu_problem(variant: str, target: str, functional: str, call: Call) -> str 
             differs = compare(expected, tensors_in(value), path=f"{target}: {key}")
             if differs is not None:
                 return (
-                    f"CPU's out= disagrees with its functional result: {differs[:200]}"
+                    "CPU's out= disagrees with its functional result: "
+                    f"{_headline(differs)}"
                 )
-    mismatch = compare(first, second, path=target)
-    if mismatch is not None:
-        return f"two CPU runs disagree (nondeterministic): {mismatch[:200]}"
     return None
+
+
+def _headline(mismatch: str) -> str:
+    """A mismatch's path and verdict without its numbers (which, for a kernel
+    reading unwritten memory, differ from build to build)."""
+    return mismatch.split(";")[0][:200]
 
 
 def _functional_result(functional: str, call: Call) -> Any:

@@ -17,8 +17,9 @@ Arguments with a default are left to it. Without a default:
 - ``Tensor[]``: two such tensors; ``Tensor?[]`` one index tensor;
 - ``int``: 1, or 0 for a dimension (`_is_dim`); ``int[N]``: the plan's sizes for a
   size argument (`SIZE_NAMES`), contiguous strides for a stride, ``[0]`` for dims,
-  N ones otherwise; ``float`` 0.5, ``Scalar`` 2, ``bool`` False, ``ScalarType`` the
-  plan's dtype, an optional one None;
+  N ones otherwise; ``float`` 0.5, ``Scalar`` 2, ``Scalar[]`` [0.5, 2] (one per
+  tensor of a ``Tensor[]``), ``bool`` False, ``ScalarType`` the plan's dtype, an
+  optional one None;
 - ``str``: only from `STR_HINTS`; any other type (Device, Storage, Stream, script
   classes) has no value here and the overload keeps its reason.
 
@@ -123,6 +124,8 @@ class _Builder:
             return 0.5
         if type_text == "number":
             return 2
+        if type_text == "List[number]":  # one per tensor of a foreach op's lists
+            return [0.5, 2]
         if type_text == "bool":
             return False
         if type_text == "List[bool]":

@@ -12,7 +12,8 @@ from typing import Any, Protocol
 
 from torchcts_cases.opinfo_source import generation_seed
 from torchcts_cases.overload_capture import Donor
-from torchcts_cases.overload_schema import out_arguments
+from torchcts_cases.overload_schema import out_arguments, schema
+from torchcts_cases.overload_variants import RECIPE_DONOR
 from torchcts_cases.repro import LITERAL_MAX_NUMEL, header, literal
 from torchcts_cases.repro_check import RUNTIME, settings_block
 from torchcts_cases.spec import CaseSpec
@@ -33,13 +34,33 @@ class _OverloadLike(Protocol):
 _CHECKS = {
     "call": "    return {'result': target(*a, **kw)}",
     "backward": "    return {'backward result': target(*a, **kw)}",
-    "inplace": """    view = a[0].view(a[0].shape)
-    storage = a[0].untyped_storage()._cdata
+    "inplace": """    many = isinstance(a[0], list)  # a foreach op's self: a list, returns nothing
+    selves = a[0] if many else [a[0]]
+    views = [t.view(t.shape) for t in selves]
+    storages = [t.untyped_storage()._cdata for t in selves]
     returned = target(*a, **kw)
-    returned = returned[0] if isinstance(returned, (list, tuple)) else returned
-    return {'in-place returns self': returned is a[0],
-            "in-place keeps self's storage": a[0].untyped_storage()._cdata == storage,
-            'in-place storage written': a[0], 'in-place write seen by a view': view}""",
+    first = returned[0] if isinstance(returned, (list, tuple)) else returned
+    return {'in-place returns self': returned is None if many else first is a[0],
+            "in-place keeps self's storage":
+                [t.untyped_storage()._cdata for t in selves] == storages,
+            'in-place storage written': a[0],
+            'in-place write seen by a view': views if many else views[0]}""",
+    "writes": """    outs = {}
+    if OUT_NAMES:
+        template = functional(*fresh(a), **fresh(kw))
+        if FUNCTIONAL_RETURNS > 1:  # its first results are the outs
+            template = tuple(template)[:len(OUT_NAMES)]
+            template = template[0] if len(OUT_NAMES) == 1 else template
+        outs = outs_like(template, device)
+    returned = target(*a, **kw, **outs)
+    seen = {'writes: argument ' + n: a[i] if i < len(a) else kw.get(n)
+            for i, n in WRITTEN}
+    if not OUT_NAMES:
+        return {'writes: result': returned, **seen}
+    got = flat(returned)
+    return {'writes: returns out':
+                not got or all(x is y for x, y in zip(got, flat(outs))),
+            'writes: out': [outs[n] for n in OUT_NAMES], **seen}""",
     "out": """    outs = outs_like(functional(*a, **kw), device)
     storages = [t.untyped_storage()._cdata for t in flat(outs)]
     returned = target(*a, **kw, **outs)
@@ -82,6 +103,14 @@ def outs_like(template, device, shape=None, first_dtype=None):
     return {n: one(t) for n, t in zip(OUT_NAMES, template)}
 
 
+def fresh(x):
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, dict):
+        return {k: fresh(v) for k, v in x.items()}
+    return type(x)(fresh(v) for v in x) if isinstance(x, (list, tuple)) else x
+
+
 def attempt(a, kw, template, device, shape, first_dtype=None):
     outs = outs_like(template, device, shape, first_dtype)
     try:
@@ -106,6 +135,8 @@ def overload_repro(
         f"target = torch.ops.aten.{_attribute(spec.op)}",
         f"functional = torch.ops.aten.{_attribute(case.functional)}",
         f"OUT_NAMES = {out_arguments(spec.op)!r}",
+        f"WRITTEN = {_written(spec.op)!r}  # (position, name): arguments it writes",
+        f"FUNCTIONAL_RETURNS = {len(schema(case.functional).returns)}",
     ]
     lines += _call_lines(case)
     lines += [
@@ -121,6 +152,15 @@ def overload_repro(
         "judge(expected, outcome(run, DEVICE, expected))",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _written(name: str) -> list[tuple[int, str]]:
+    """The arguments an overload writes, out= aside."""
+    return [
+        (i, a.name)
+        for i, a in enumerate(schema(name).arguments)
+        if a.alias_info and a.alias_info.is_write and not a.is_out
+    ]
 
 
 def _attribute(name: str) -> str:
@@ -142,6 +182,11 @@ def _call_lines(case: _OverloadLike) -> list[str]:
         return [
             "from torchcts_cases.overload_inputs import schema_call",
             f"args, kwargs = schema_call({case.functional!r}, {case.plan})",
+        ]
+    if case.donor.op == RECIPE_DONOR:  # a reviewed recipe's call
+        return [
+            "from torchcts_cases.overload_recipes import recipe_call",
+            f"args, kwargs = recipe_call({case.functional!r})",
         ]
     donor = case.donor
     stream = f"{donor.dtype}:grad" if donor.grad else donor.dtype

@@ -17,13 +17,23 @@ from typing import Any
 
 import torch
 
-from torchcts_cases.overload_variants import BACKWARD, CALL, INPLACE, OUT, base_packet
+from torchcts_cases.overload_variants import (
+    BACKWARD,
+    CALL,
+    INPLACE,
+    OUT,
+    WRITES,
+    base_packet,
+)
 
 _NUMBERS = (bool, int, float, complex)
+CTC_REASON = "its log_alpha output leaves the entries past each target uninitialised"
+TIE_REASON = "returns tie-breaking indices a backend may legally choose otherwise"
+# reasons a reviewed recipe's inputs lift (`overload_recipes`: targets at full
+# length write every entry; distinct values leave no tie to break)
+RECIPE_LIFTS = frozenset([CTC_REASON, TIE_REASON])
 # (glob on the overload without "aten::", reason): what no generated case judges
 NOT_GENERATED: tuple[tuple[str, str], ...] = (
-    ("_foreach_*", "a foreach op: the foreach case family judges these"),
-    ("_fused_*", "a fused optimizer step: the training suite's fused optimizers"),
     ("*empty*", "uninitialised values: only metadata is defined (factories suite)"),
     ("resize*", "resizing leaves new elements uninitialised"),
     ("set_*", "re-points storage: the views and mutation suites judge aliasing"),
@@ -33,15 +43,13 @@ NOT_GENERATED: tuple[tuple[str, str], ...] = (
     ("rand*", "random: its values come from the device's generator (rng suite)"),
     ("native_dropout", "random: its mask comes from the device's generator"),
     ("*_window*", "a window factory: the window case family judges these"),
-    (
-        "_ctc_loss",
-        "its log_alpha output leaves the entries past each target uninitialised",
-    ),
-    (
-        "_ctc_loss.*",
-        "its log_alpha output leaves the entries past each target uninitialised",
-    ),
+    ("_ctc_loss", CTC_REASON),
+    ("_ctc_loss.*", CTC_REASON),
     ("_make_dep_token", "an effect token for compiled graphs: uninitialised values"),
+    (
+        "_fused_sdp_choice",
+        "which fused attention kernel a backend picks: an enum of each backend's own",
+    ),
     (
         "_convert_indices_from_*",
         "a sparse layout's index conversion: schema-built indices overrun its buffers",
@@ -51,6 +59,7 @@ NOT_GENERATED: tuple[tuple[str, str], ...] = (
         "NNPACK's private kernel: it fails to initialise on CPUs NNPACK does not know",
     ),
     ("*mkldnn*", "oneDNN's opaque tensors are outside the dense-tensor contract"),
+    ("_fused_moving_avg*", "a quantization-aware training helper (quantized)"),
     ("*quantize*", "quantized tensors are outside the dense-tensor contract"),
     ("q_*", "quantized tensors are outside the dense-tensor contract"),
     ("*sparse*", "sparse layouts are outside the dense-tensor contract"),
@@ -112,11 +121,11 @@ def _kind(name: str) -> str | None:
     s = schema(name)
     packet = name.partition(".")[0]
     written = [a for a in s.arguments if a.alias_info and a.alias_info.is_write]
-    if any(a.is_out for a in s.arguments):
-        return OUT if all(a.is_out for a in written) else None
+    if any(a.is_out for a in s.arguments) and all(a.is_out for a in written):
+        return OUT
     if written:
         inplace = base_packet(packet) != packet and written[0].name == "self"
-        return INPLACE if inplace and len(written) == 1 else None
+        return INPLACE if inplace and len(written) == 1 else WRITES
     if "_backward" in packet:
         return BACKWARD
     return CALL
@@ -124,11 +133,6 @@ def _kind(name: str) -> str | None:
 
 def not_generated(ovl: Overload) -> str | None:
     """Why no case is generated for an overload whatever samples exist, or None."""
-    if ovl.kind is None:
-        return (
-            "its schema writes an argument that is neither self (in place) nor an "
-            "out= tensor, a shape no generated case has"
-        )
     for glob, reason in NOT_GENERATED:
         if fnmatch.fnmatchcase(ovl.name, glob):
             return reason
@@ -145,17 +149,32 @@ def not_generated(ovl: Overload) -> str | None:
     if ovl.packet.rstrip("_") in TIE_PACKETS and any(
         r.name == "indices" for r in s.returns
     ):
-        return "returns tie-breaking indices a backend may legally choose otherwise"
+        return TIE_REASON
     return None
+
+
+# out= overloads whose functional form lives in another packet (reviewed: the same
+# arguments, and the functional's results are the outs; a functional argument the
+# out= overload lacks is passed by keyword, and the out= call leaves it out)
+FUNCTIONAL_ELSEWHERE = {
+    "adaptive_avg_pool3d_backward.grad_input": "_adaptive_avg_pool3d_backward",
+    "_slow_conv2d_backward.grad_input": "_slow_conv2d_backward.output_mask",
+}
 
 
 def functional_sibling(ovl: Overload) -> str | None:
     """The functional overload an out= or in-place overload computes, by its
     arguments: the overload of the base packet taking the same non-out arguments
     (``add.out`` -> ``add.Tensor``, ``add_.Scalar`` -> ``add.Scalar``). The overload
-    itself for backward and call overloads; None when there is none."""
+    itself for backward and call overloads; None when there is none. An overload
+    writing several arguments (`WRITES`) prefers a functional sibling
+    (``_fused_adam_`` -> ``_fused_adam``), else one that writes the same arguments
+    without out= (``_batch_norm_with_update.out`` -> ``_batch_norm_with_update``,
+    whose results are its outs), else itself when it has no out=."""
     if ovl.kind in (BACKWARD, CALL):
         return ovl.name
+    if ovl.name in FUNCTIONAL_ELSEWHERE:
+        return FUNCTIONAL_ELSEWHERE[ovl.name]
     target = _signature(schema(ovl.name), _FACTORY_OPTIONS)
     packet = getattr(torch.ops.aten, ovl.base, None)
     if packet is None:
@@ -164,12 +183,22 @@ def functional_sibling(ovl: Overload) -> str | None:
     found: list[str] = []
     for overload in packet.overloads():
         name = ovl.base if overload == "default" else f"{ovl.base}.{overload}"
-        if _kind(name) not in (CALL, BACKWARD):
+        kind = _kind(name)
+        if kind not in (CALL, BACKWARD) and not (
+            ovl.kind == WRITES and kind == WRITES and not out_arguments(name)
+        ):
             continue
         if _signature(schema(name), _FACTORY_OPTIONS) == target:
             found.append(name)
-    found.sort(key=lambda n: (n.partition(".")[2] or "default") != same_name)
-    return found[0] if found else None
+    found.sort(
+        key=lambda n: (
+            _kind(n) != CALL,
+            (n.partition(".")[2] or "default") != same_name,
+        )
+    )
+    if found:
+        return found[0]
+    return ovl.name if ovl.kind == WRITES and not out_arguments(ovl.name) else None
 
 
 # a factory's functional overload takes these where its out= overload takes none

@@ -7,7 +7,10 @@ basic (2, with OpInfo's method and in-place variants); out= and its resize rule 
 with OpInfo's out= cases (3); the dtype rule and direct backward calls with the deeper
 variants (4). Level 1 (`make run`'s default) gets none of them. A case whose call is
 built from the schema (no OpInfo sample reaches the overload) sits at level 3 or
-above.
+above, as does every case of a multi-tensor kernel (``_foreach_*``, ``_fused_*``,
+``_amp_*``: OpInfo's foreach cases and the training suite's fused optimizers are level
+3 too). A fused optimizer step and the gradient scaler's kernels are claimed by their
+feature capabilities (``fused_optimizers``, ``grad_scaler``), not by a variant's.
 """
 
 from __future__ import annotations
@@ -17,13 +20,18 @@ from typing import Any
 SUITE = "aten"  # case ids: aten/<overload>/<variant>/<dtype>/0
 # the donor "op" of a call built from the schema (`overload_inputs`), not captured
 SCHEMA_DONOR = "<schema>"
+# the donor "op" of a call from a reviewed recipe (`overload_recipes`)
+RECIPE_DONOR = "<recipe>"
 SCHEMA_BUILT_LEVEL = 3  # a schema-built case's least level (its inputs are synthetic)
 
 OUT = "out"
 INPLACE = "inplace"
 BACKWARD = "backward"
 CALL = "call"
-KINDS = (OUT, INPLACE, BACKWARD, CALL)
+# writes arguments other than self alone or out= alone (a fused optimizer step writes
+# its params, grads and moments; _amp_update_scale.out its out and growth_tracker)
+WRITES = "writes"
+KINDS = (OUT, INPLACE, BACKWARD, CALL, WRITES)
 
 # kind of overload -> the variants generated for it
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -31,6 +39,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     INPLACE: ("inplace",),
     BACKWARD: ("backward",),
     CALL: ("call",),
+    WRITES: ("writes",),
 }
 # variant -> (level, capability)
 VARIANT_FACTS: dict[str, tuple[int, str]] = {
@@ -40,14 +49,26 @@ VARIANT_FACTS: dict[str, tuple[int, str]] = {
     "out_resize": (3, "out_semantics"),
     "out_dtype": (4, "out_semantics"),
     "backward": (4, "backward"),
+    "writes": (3, "inplace"),
 }
+MULTI_TENSOR_LEVEL = 3  # _foreach_*, _fused_*, _amp_*: with OpInfo's foreach cases
+# packet prefix -> the feature capability its kernels are claimed by
+FEATURES = (("_fused_", "fused_optimizers"), ("_amp_", "grad_scaler"))
 
 
-def variant_facts(variant: str, schema_built: bool) -> tuple[int, str]:
-    """(level, capability) of a variant; a schema-built case sits at level 3 or
-    above (its inputs are the schema's, not a sample's: deeper than the basics)."""
+def variant_facts(variant: str, schema_built: bool, name: str = "") -> tuple[int, str]:
+    """(level, capability) of a variant of overload `name`; a schema-built or
+    recipe-built case sits at level 3 or above (its inputs are synthetic, not a
+    sample's: deeper than the basics), as does a multi-tensor kernel's."""
     level, capability = VARIANT_FACTS[variant]
-    return (max(level, SCHEMA_BUILT_LEVEL) if schema_built else level), capability
+    if schema_built:
+        level = max(level, SCHEMA_BUILT_LEVEL)
+    if name.startswith(("_foreach_", "_fused_", "_amp_")):
+        level = max(level, MULTI_TENSOR_LEVEL)
+    for prefix, feature in FEATURES:
+        if name.startswith(prefix):
+            capability = feature
+    return level, capability
 
 
 def base_packet(packet: str) -> str:
