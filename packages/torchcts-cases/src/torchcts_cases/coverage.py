@@ -8,7 +8,6 @@ goes to the pending-review file for a maintainer to classify.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from collections import Counter
 from collections.abc import Collection
@@ -19,6 +18,7 @@ import torch
 from torchcts_schema import COVERAGE_DIR, DTYPE_NAMES, write_atomic
 
 from torchcts_cases import coverage_trace, index
+from torchcts_cases.coverage_exclusions import device_hook, exclusion
 from torchcts_cases.overload_family import FAMILIES, family
 from torchcts_cases.trace_store import StoredTrace
 
@@ -27,99 +27,6 @@ COVERED_SUITE = "covered_by_suite"
 EXCLUDED = "excluded"
 UNKNOWN = "unknown"
 CATEGORIES = (COVERED_OPINFO, COVERED_SUITE, EXCLUDED, UNKNOWN)
-
-# (glob on the overload name without "aten::", reason). First match wins.
-EXCLUSIONS: tuple[tuple[str, str], ...] = (
-    ("*quantize*", "quantized tensors are outside TorchCTS's dense-tensor contract"),
-    ("q_*", "quantized tensors are outside TorchCTS's dense-tensor contract"),
-    ("*quantized*", "quantized tensors are outside TorchCTS's dense-tensor contract"),
-    ("fbgemm_*", "x86 FBGEMM kernels, not a device contract"),
-    ("*sparse*", "sparse layouts are outside the dense-tensor contract"),
-    ("*_coo*", "sparse layouts are outside the dense-tensor contract"),
-    ("*csr*", "sparse layouts are outside the dense-tensor contract"),
-    ("*csc*", "sparse layouts are outside the dense-tensor contract"),
-    ("*bsr*", "sparse layouts are outside the dense-tensor contract"),
-    ("*bsc*", "sparse layouts are outside the dense-tensor contract"),
-    ("*mkldnn*", "another backend's private kernel (oneDNN)"),
-    ("*miopen*", "another backend's private kernel (MIOpen)"),
-    ("*cudnn*", "another backend's private kernel (cuDNN)"),
-    ("_cufft*", "another backend's private kernel (cuFFT)"),
-    ("*_mps*", "another backend's private kernel (MPS)"),
-    ("_mps_*", "another backend's private kernel (MPS)"),
-    ("*nnpack*", "another backend's private kernel (NNPACK)"),
-    ("*xnnpack*", "another backend's private kernel (XNNPACK)"),
-    ("*vulkan*", "another backend's private kernel (Vulkan)"),
-    ("_nested*", "nested tensors are outside the dense-tensor contract"),
-    ("*nested_tensor*", "nested tensors are outside the dense-tensor contract"),
-    ("_test_*", "PyTorch's own test hooks"),
-    ("_assert*", "graph assertions used by compilers, not a device contract"),
-    ("sym_*", "symbolic-shape helpers used by compilers"),
-    ("_functional_*", "functionalization helpers used by compilers"),
-    ("*_jvp*", "forward-mode AD helpers (TorchCTS checks reverse mode)"),
-    ("_make_dual*", "forward-mode AD helpers (TorchCTS checks reverse mode)"),
-    ("_unpack_dual*", "forward-mode AD helpers (TorchCTS checks reverse mode)"),
-    ("_fw_primal*", "forward-mode AD helpers (TorchCTS checks reverse mode)"),
-    ("*_cuda*", "another backend's private kernel (CUDA)"),
-    ("_fbgemm*", "x86 FBGEMM kernels, not a device contract"),
-    ("_thnn_fused*", "CUDA-only fused RNN cells"),
-    ("_fused_moving_avg*", "quantization-aware training helper"),
-    ("*fake_quant*", "quantization-aware training helper"),
-    ("_foobar*", "PyTorch's own test hooks"),
-    ("_has_compatible_shallow_copy_type*", "Python binding helper"),
-    # a sparse tensor's accessors and kernels (a strided tensor raises on each)
-    *(
-        (glob, "a sparse tensor's accessor or kernel: outside the dense contract")
-        for glob in (
-            *("_dimI", "_dimV", "_nnz", "dense_dim", "_indices*", "_values*"),
-            *("indices", "indices_copy*", "values", "values_copy*"),
-            *("ccol_indices*", "col_indices*", "crow_indices*", "row_indices*"),
-            *("_coalesce*", "hspmm*", "sspaddmm*", "_spsolve*", "_spdiags*"),
-            "_to_dense*",
-        )
-    ),
-    ("_cslt_*", "another backend's private kernel (cuSPARSELt)"),
-    ("mps_*", "another backend's private kernel (MPS)"),
-    ("_triton_*", "Triton kernels registered by CUDA builds only (no kernel here)"),
-    *(
-        (
-            glob,
-            "CUDA's fused attention kernels: this torch registers only a Meta "
-            "kernel (SDPA's CPU path is _scaled_dot_product_flash_attention_for_cpu)",
-        )
-        for glob in (
-            "_flash_attention_*",
-            "_efficient_attention_*",
-            "_scaled_dot_product_flash_attention",
-            "_scaled_dot_product_flash_attention_backward",
-            "_scaled_dot_product_efficient_attention*",
-        )
-    ),
-    *(
-        (glob, "nested (jagged) tensors' conversions: outside the dense contract")
-        for glob in ("_jagged_to_padded_dense*", "_padded_dense_to_jagged*")
-    ),
-    ("to_padded_tensor*", "nested tensors are outside the dense-tensor contract"),
-    *(
-        (
-            glob,
-            "weight-only quantized matmul with packed int4/int8 weights: "
-            "quantization is outside the dense-tensor contract",
-        )
-        for glob in (
-            "_convert_weight_to_int4pack*",
-            "_weight_int4pack_mm*",
-            "_weight_int8pack_mm*",
-            "_dyn_quant_*",
-        )
-    ),
-    ("int_repr*", "quantized tensors are outside TorchCTS's dense-tensor contract"),
-    ("_make_dep_token", "an effect token for compiled graphs, not a device contract"),
-    ("_print", "TorchScript's print primitive: takes and returns no tensor"),
-)
-COMPOSITE_REASON = (
-    "CompositeImplicitAutograd: decomposes into other overloads before reaching a "
-    "backend, which never sees it"
-)
 
 
 def registered_overloads() -> list[str]:
@@ -143,18 +50,16 @@ def classify(
 
 
 def _category(name: str, trace: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
+    hook = device_hook(name)
+    if hook is not None:  # dispatched by its case's CPU run, but never judged there
+        return {"category": EXCLUDED, "reason": hook}
     if name in trace["opinfo"]:
         return {"category": COVERED_OPINFO, "by": trace["opinfo"][name][:10]}
     if name in trace["suites"]:
         return {"category": COVERED_SUITE, "by": trace["suites"][name][:10]}
-    bare = name.removeprefix("aten::")
-    for glob, reason in EXCLUSIONS:
-        if fnmatch.fnmatchcase(bare, glob):
-            return {"category": EXCLUDED, "reason": reason}
-    if torch._C._dispatch_has_kernel_for_dispatch_key(
-        name, "CompositeImplicitAutograd"
-    ):
-        return {"category": EXCLUDED, "reason": COMPOSITE_REASON}
+    reason = exclusion(name)
+    if reason is not None:
+        return {"category": EXCLUDED, "reason": reason}
     return {"category": UNKNOWN}
 
 
