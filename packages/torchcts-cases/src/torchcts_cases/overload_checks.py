@@ -49,8 +49,13 @@ VARIANT_KEYS = {
 }
 WRITTEN_PREFIX = "writes: argument "  # + the argument's name, one key each
 # arguments PyTorch takes on the host whatever the device, as its Python API passes
-# them (pack_padded_sequence makes its lengths a CPU tensor): they stay on the CPU
-HOST_ARGUMENTS = {"_pack_padded_sequence": frozenset(["lengths"])}
+# them (pack_padded_sequence makes its lengths a CPU tensor; a foreach op's tensor of
+# scalars is read on the host: "Expected scalars to be on CPU"): they stay on the CPU
+HOST_ARGUMENTS = {
+    "_pack_padded_sequence": frozenset(["lengths"]),
+    "_foreach_addcdiv.Tensor": frozenset(["scalars"]),
+    "_foreach_addcmul.Tensor": frozenset(["scalars"]),
+}
 # (observation key, the device's exception) -> is it a missing kernel, not a result
 Unsupported = Callable[[str, BaseException], bool]
 
@@ -223,7 +228,9 @@ def _outs_like(
     fill: float | None = None,
 ) -> dict[str, Any]:
     """out= tensors for `template` (the functional result): its shapes and dtypes,
-    or all of `shape`, the first of `first_dtype`; uninitialised, or all `fill`."""
+    or all of `shape`, the first of `first_dtype`; uninitialised, or all `fill`.
+    Each out is on `device`, except where the functional's result is on the CPU
+    (pack_padded_sequence's batch sizes): an out must be where its result is."""
     made = 0
 
     def one(t: torch.Tensor) -> torch.Tensor:
@@ -231,9 +238,10 @@ def _outs_like(
         dtype = first_dtype if first_dtype is not None and made == 0 else t.dtype
         made += 1
         size = t.shape if shape is None else shape
+        where = "cpu" if t.device.type == "cpu" else device
         if fill is not None:
-            return torch.full(size, fill, dtype=dtype, device=device)
-        return torch.empty(size, dtype=dtype, device=device)
+            return torch.full(size, fill, dtype=dtype, device=where)
+        return torch.empty(size, dtype=dtype, device=where)
 
     if len(names) == 1:
         value = template

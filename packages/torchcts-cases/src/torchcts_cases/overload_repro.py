@@ -94,8 +94,9 @@ def outs_like(template, device, shape=None, first_dtype=None):
     def one(t):
         dtype = first_dtype if first_dtype is not None and not made else t.dtype
         made.append(1)
+        where = 'cpu' if t.device.type == 'cpu' else device  # where its result is
         return torch.empty(t.shape if shape is None else shape, dtype=dtype,
-                           device=device)
+                           device=where)
     if len(OUT_NAMES) == 1:
         if isinstance(template, (list, tuple)):
             return {OUT_NAMES[0]: [one(t) for t in template]}

@@ -110,7 +110,9 @@ IMPLS: dict[str, Callable[..., Any]] = {
 # resize self where the CPU refuses; and ``mode.values`` (mode's out=), whose generic
 # kernel refuses every device but CPU, CUDA and XPU ("mode only supports CPU, CUDA and
 # XPU device type"), so that an out-of-tree backend must register its own, as a C++
-# one would. simdev registers the fallback for them explicitly.
+# one would; and ``_batch_norm_no_update``, whose generic kernel is the CPU's own
+# batch_norm_cpu ("Expected tensor to have CPU Backend"). simdev registers the
+# fallback for them explicitly.
 EXPLICIT_OPS = (
     "_to_copy",
     "conj_physical_",
@@ -130,6 +132,7 @@ EXPLICIT_OPS = (
     "any.dims_out",
     "linalg__powsum",
     "mode.values",
+    "_batch_norm_no_update",
     "native_group_norm",
     "native_layer_norm",
 )
