@@ -90,6 +90,14 @@ BAD = [
         "rules[1].op",
     ),
     ('{"rules": [}', "not valid JSON (line 1 column 12"),
+    (
+        '{"rules": [{"op": "aten::x*", "fault": "abort", "own_kernel": true}]}',
+        "rules[0].own_kernel: op must name overloads exactly",
+    ),
+    (
+        '{"rules": [{"op": "aten::sin", "fault": "abort", "own_kernel": 1}]}',
+        "rules[0].own_kernel: must be true or false",
+    ),
 ]
 
 
@@ -162,3 +170,34 @@ def test_fresh_process_registers_device_and_applies_env_profile(tmp_path: Path) 
         timeout=120,
     )
     assert out.stdout.split() == ["env", "simdev:0", "env"], out.stderr
+
+
+def test_own_kernel_lets_a_fault_reach_an_overload_with_a_generic_kernel() -> None:
+    """hann_window.out has PyTorch's generic kernel, which serves simdev and never
+    reaches a fault; an own_kernel rule registers simdev's kernel for it while the
+    profile is active (the fault then applies), and the next profile drops it. A
+    rule naming an overload simdev already serves is refused."""
+    key = "PrivateUse1"
+    name = "aten::hann_window.out"
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+
+    def window() -> torch.Tensor:
+        out = torch.empty(0, device="simdev")
+        return torch.ops.aten.hann_window.out(5, out=out).cpu()
+
+    rule = {"op": name, "fault": "wrong_values", "magnitude": "large"}
+    expected = torch.hann_window(5)
+    try:
+        torchcts_simdev.configure({"rules": [rule]})
+        assert torch.equal(window(), expected)  # the generic kernel: no fault
+        torchcts_simdev.configure({"rules": [{**rule, "own_kernel": True}]})
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+        assert not torch.allclose(window(), expected)
+        torchcts_simdev.configure("clean")
+        assert not torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+        assert torch.equal(window(), expected)
+        served = {"op": "aten::sin.out", "fault": "abort", "own_kernel": True}
+        with pytest.raises(ProfileError, match="already has a simdev kernel"):
+            torchcts_simdev.configure({"rules": [served]})
+    finally:
+        torchcts_simdev.configure("clean")

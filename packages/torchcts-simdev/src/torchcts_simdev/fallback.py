@@ -190,6 +190,8 @@ class Fallback:
     def __init__(self) -> None:
         self.profile: FaultProfile = CLEAN
         self.natives: NativeKernels | None = None  # set once registered
+        # kernels a profile's own_kernel rules register over generic ones
+        self.owned: NativeKernels | None = None
         self._ops: dict[torch._ops.OpOverload, _Op] = {}
         # set by a ``poison`` fault: the op and rule that broke the device. Like a
         # sticky driver error it outlives profile switches; only a new process (or a
@@ -203,8 +205,31 @@ class Fallback:
         overloads its cpu_fallback rules name lose their simdev kernel."""
         if self.natives is not None:
             self.natives.install(self._left_out(profile, self.natives.names))
+            self._own(profile)
         self.profile = profile
         self._ops = {}
+
+    def _own(self, profile: FaultProfile) -> None:
+        """Register simdev's kernel for the overloads own_kernel rules name (and drop
+        the previous profile's): a fault can only reach a kernel the backend has."""
+        if self.owned is not None:
+            self.owned.uninstall()
+            self.owned = None
+        names = profile.own_kernels
+        if not names:
+            return
+        known = set(torch._C._dispatch_get_all_op_names())
+        served = set(self.natives.names) if self.natives is not None else set()
+        for name in names:
+            if name not in known or name in served:
+                why = (
+                    "is no registered overload"
+                    if name not in known
+                    else ("already has a simdev kernel")
+                )
+                raise ProfileError(f"{profile.source}: own_kernel: {name} {why}")
+        self.owned = NativeKernels(self.native, names)
+        self.owned.install(frozenset())
 
     @staticmethod
     def _left_out(profile: FaultProfile, names: tuple[str, ...]) -> frozenset[str]:
@@ -289,6 +314,9 @@ class Fallback:
             raise oom from exc
         if rule is not None and rule.fault in faults.AFTER:
             result = _corrupt(rule, result, call)
+            if result is None:  # it returns nothing, it writes: a foreach op's out=
+                for where in info.writes:
+                    _corrupt(rule, _written(where, cargs, ckwargs), call)
         if info.writes and not drop:
             _sync_writes(info.writes, args, kwargs, cargs, ckwargs, call)
         return call.out(result)
@@ -368,6 +396,13 @@ def _is_inplace(
         if position not in writes and any(value is w for w in written):
             return True
     return False
+
+
+def _written(where: int | str, cargs: list[Any], ckwargs: dict[str, Any]) -> Any:
+    """The CPU stand-in of a written argument (None where the call omitted it)."""
+    if isinstance(where, int):
+        return cargs[where] if where < len(cargs) else None
+    return ckwargs.get(where)
 
 
 def _sync_writes(

@@ -60,3 +60,10 @@ class NativeKernels:
             library.impl(overload, KEY, kernel, False)
         self._libraries = list(libraries.values())
         self.left_out = left_out
+
+    def uninstall(self) -> None:
+        """Drop every registration (the generic kernels serve the names again)."""
+        for library in self._libraries:
+            library.reset()
+        self._libraries = []
+        self.left_out = None

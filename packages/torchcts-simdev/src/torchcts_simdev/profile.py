@@ -87,6 +87,9 @@ RULE_KEYS = {
     "size > 1 with stride 0); false: only calls whose first tensor is not",
     "magnitude": "wrong_values only: 'small' (10x tolerance) or 'large'",
     "max_mb": "memory_blowup only: MiB allocated before raising OutOfMemoryError",
+    "own_kernel": "true: simdev registers a kernel of its own for the overloads op "
+    "names exactly (no globs) while the profile is active, where PyTorch's generic "
+    "kernel would otherwise serve them and the fault could not reach them",
     "note": "free text saying why the rule exists",
 }
 PROFILE_KEYS = ("name", "description", "rules")
@@ -114,6 +117,7 @@ class FaultRule:
     expanded: bool | None = None
     magnitude: str = "small"
     max_mb: int = 4096
+    own_kernel: bool = False
     note: str = ""
 
     def matches_name(self, name: str) -> bool:
@@ -177,6 +181,12 @@ class FaultProfile:
     def fallback_rules(self) -> tuple[FaultRule, ...]:
         """The cpu_fallback rules, in profile order."""
         return tuple(rule for rule in self.rules if rule.fault == CPU_FALLBACK)
+
+    @property
+    def own_kernels(self) -> tuple[str, ...]:
+        """The overloads own_kernel rules name, in profile order."""
+        names = (op for rule in self.rules if rule.own_kernel for op in rule.ops)
+        return tuple(dict.fromkeys(names))
 
     def falls_back(self, name: str) -> bool:
         """Whether a cpu_fallback rule leaves the overload without a simdev kernel."""
@@ -314,6 +324,13 @@ def _rule(raw: Any, index: int, where: str) -> FaultRule:
     note = raw.get("note", "")
     if not isinstance(note, str):
         raise ProfileError(f"{at}.note: must be a string")
+    own_kernel = raw.get("own_kernel", False)
+    if not isinstance(own_kernel, bool):
+        raise ProfileError(f"{at}.own_kernel: must be true or false")
+    if own_kernel and any(c in glob for glob in ops for c in "*?["):
+        raise ProfileError(
+            f"{at}.own_kernel: op must name overloads exactly, not by glob {ops!r}"
+        )
     return FaultRule(
         index=index,
         ops=ops,
@@ -327,6 +344,7 @@ def _rule(raw: Any, index: int, where: str) -> FaultRule:
         expanded=expanded,
         magnitude=magnitude,
         max_mb=max_mb,
+        own_kernel=own_kernel,
         note=note,
     )
 
