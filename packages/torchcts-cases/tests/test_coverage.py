@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from pathlib import Path
 
 import pytest
-from torchcts_cases import coverage, coverage_trace
+import torch
+from torchcts_cases import coverage, coverage_exclusions, coverage_trace
 from torchcts_cases.cli import main
 from torchcts_cases.overload_family import family
 from torchcts_cases.trace_store import StoredTrace
@@ -90,6 +92,44 @@ def test_classify_covers_excludes_and_leaves_unknown() -> None:
     assert row["category"] == "excluded" and "quantized" in row["reason"]
     assert "Composite" in coverage.classify("aten::linear", FAKE_TRACE)["reason"]
     assert coverage.classify("aten::sub.Tensor", FAKE_TRACE)["category"] == "unknown"
+
+
+def test_a_kernel_of_other_devices_only_is_excluded_while_cpu_has_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mm.dtype has a Meta kernel only in this torch: excluded, saying so. The rule
+    rests on the dispatcher: a torch with a CPU kernel for it leaves it unknown."""
+    row = coverage.classify("aten::mm.dtype_out", FAKE_TRACE)
+    assert row["category"] == "excluded"
+    assert row["reason"].startswith("no CPU kernel in this torch: ")
+    real = torch._C._dispatch_has_kernel_for_dispatch_key
+    monkeypatch.setattr(
+        torch._C,
+        "_dispatch_has_kernel_for_dispatch_key",
+        lambda name, key: (name, key) == ("aten::mm.dtype", "CPU") or real(name, key),
+    )
+    assert coverage.classify("aten::mm.dtype_out", FAKE_TRACE)["category"] == "unknown"
+
+
+def test_every_exclusion_rule_names_what_this_torch_has() -> None:
+    """A stale rule fails here: each glob matches a registered overload and each
+    kernel a rule rests on is registered."""
+    bare = [n.removeprefix("aten::") for n in coverage.registered_overloads()]
+    for globs, kernels, _reason in coverage_exclusions.NO_CPU_KERNEL:
+        for glob in globs:
+            assert any(fnmatch.fnmatchcase(n, glob) for n in bare), glob
+        assert all(k in bare for k in kernels), kernels
+    assert all(n in bare for n in coverage_exclusions.DEVICE_HOOKS)
+
+
+def test_a_device_hook_is_listed_apart_with_its_case() -> None:
+    """_copy_from, which its case's CPU run dispatches (and CPU's kernel refuses), is
+    not counted observed: the audit excludes it, naming the case that judges it on a
+    device."""
+    trace = {"opinfo": {}, "suites": {"aten::_copy_from": ["copies/x/check/-/-"]}}
+    row = coverage.classify("aten::_copy_from", trace)
+    assert row["category"] == "excluded"
+    assert "judged on a device by copies/copy_from_hooks" in row["reason"]
 
 
 def test_every_registered_overload_gets_one_category() -> None:

@@ -52,6 +52,13 @@ def test_index_dim_and_size_arguments() -> None:
     assert schema_call("adaptive_avg_pool2d", 3)[0][1] == [4, 4]
 
 
+def test_a_foreach_op_gets_two_tensors_and_a_scalar_for_each() -> None:
+    """_foreach_add.ScalarList: a list of two tensors and one scalar per tensor."""
+    tensors, scalars = schema_call("_foreach_add.ScalarList", 0)[0]
+    assert [t.shape for t in tensors] == [(2, 3), (2, 3)]
+    assert scalars == [0.5, 2]
+
+
 def test_an_int64_plan_draws_integers() -> None:
     """Plan 4 is int64: values 1..3."""
     a, b = schema_call("add.Tensor", 4)[0]
