@@ -268,6 +268,13 @@ DEVICE_HOOKS: dict[str, str] = {
         ),
         "copies/convolution_hooks",
     ),
+    **dict.fromkeys(
+        (
+            "_scaled_dot_product_fused_attention_overrideable",
+            "_scaled_dot_product_fused_attention_overrideable_backward",
+        ),
+        "copies/fused_attention_hooks",
+    ),
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from torchcts_simdev.attention import fused_attention, fused_attention_backward
 from torchcts_simdev.device import GENERATOR
 from torchcts_simdev.payload import to_cpu
 from torchcts_simdev.rnn_cells import RNN_CELL_IMPLS
@@ -97,6 +98,10 @@ IMPLS: dict[str, Callable[..., Any]] = {
     "aten::_copy_from_and_resize": _copy_from_and_resize,
     "aten::convolution_overrideable": _convolution,
     "aten::convolution_backward_overrideable": _convolution_backward,
+    "aten::_scaled_dot_product_fused_attention_overrideable": fused_attention,
+    "aten::_scaled_dot_product_fused_attention_overrideable_backward": (
+        fused_attention_backward
+    ),
     **RNN_CELL_IMPLS,
 }
 # Overloads whose generic (CompositeExplicitAutograd) kernel would win over a fallback:
@@ -121,6 +126,8 @@ EXPLICIT_OPS = (
     "kaiser_window.beta",
     "convolution_overrideable",
     "convolution_backward_overrideable",
+    "_scaled_dot_product_fused_attention_overrideable",
+    "_scaled_dot_product_fused_attention_overrideable_backward",
     "_stack",
     "_stack.out",
     "addr",

@@ -1,10 +1,15 @@
 """The dispatcher hooks a non-CPU backend implements and the CPU never runs:
 ``_copy_from`` and ``_copy_from_and_resize`` (what ``Tensor.copy_`` and ``.to()``
-call between the host and a PrivateUse1 device, in both directions) and the
+call between the host and a PrivateUse1 device, in both directions), the
 ``convolution*_overrideable`` pair (where ``convolution`` lands on a backend that
-registers no convolution of its own). Each is called explicitly on the device and
-judged against the CPU's own result for the same arguments: the source's values for
-a copy, ``aten::convolution`` and ``aten::convolution_backward`` for the hooks.
+registers no convolution of its own) and the fused-attention pair
+(``_scaled_dot_product_fused_attention_overrideable``: where scaled dot-product
+attention lands on a backend that picks its own fused kernel). Each is called
+explicitly on the device and judged against the CPU's own result for the same
+arguments: the source's values for a copy, ``aten::convolution`` and
+``aten::convolution_backward`` for the convolution hooks, attention from its
+definition (output, log-sum-exp, autograd's gradients) for the attention hooks,
+whose other results (sequence offsets, random state) are the backend's own.
 The CPU's kernels of these hooks raise by design, so the cases need another device.
 """
 
@@ -150,4 +155,59 @@ conv_hooks = case(
 )(_conv_hooks)
 
 
-CASES = (copy_hooks, conv_hooks)
+def _attention_inputs(dtype: str | None) -> tuple[torch.Tensor, ...]:
+    """query (1, 2, 4, 8), key and value (1, 2, 5, 8), an additive bias (4, 5) and
+    the output's gradient."""
+    kind = getattr(torch, dtype or "float32")
+    g = torch.Generator().manual_seed(20240612)
+    shapes = ((1, 2, 4, 8), (1, 2, 5, 8), (1, 2, 5, 8), (4, 5), (1, 2, 4, 8))
+    return tuple(torch.rand(s, generator=g, dtype=kind) - 0.5 for s in shapes)
+
+
+FUSED = A._scaled_dot_product_fused_attention_overrideable
+FUSED_BACKWARD = A._scaled_dot_product_fused_attention_overrideable_backward
+
+
+def _attention_hooks(device: str, dtype: str | None) -> dict[str, Any]:
+    q, k, v, bias, grad = (t.to(device) for t in _attention_inputs(dtype))
+    results = FUSED(q, k, v, bias)
+    out, logsumexp, cum_q, cum_k, max_q, max_k, seed, offset, _debug = results
+    grads = FUSED_BACKWARD(
+        grad, q, k, v, bias, [True] * 4, out, logsumexp, cum_q, cum_k, max_q, max_k,
+        0.0, False, seed, offset,
+    )  # fmt: skip
+    return {"output": out, "logsumexp": logsumexp, "gradients": list(grads)}
+
+
+def _attention_reference(dtype: str | None) -> dict[str, Any]:
+    """Attention from its definition on the CPU: softmax(q k^T / sqrt(d) + bias) v,
+    the log-sum-exp of each query's scores, and autograd's gradients of all four."""
+    q, k, v, bias, grad = (
+        t.requires_grad_(i < 4) for i, t in enumerate(_attention_inputs(dtype))
+    )
+    scores = q @ k.transpose(-2, -1) / 8**0.5 + bias
+    output = torch.softmax(scores, -1) @ v
+    gradients = list(torch.autograd.grad(output, [q, k, v, bias], grad))
+    return {
+        "output": output.detach(),
+        "logsumexp": torch.logsumexp(scores, -1).detach().float(),
+        "gradients": gradients,
+    }
+
+
+attention_hooks = case(
+    SUITE,
+    "fused_attention_hooks",
+    3,
+    dtypes=("float32",),
+    source=ExpectedSource.CPU_REFERENCE,
+    expected=_attention_reference,
+    needs_other_device=True,
+    surfaces=(
+        "aten::_scaled_dot_product_fused_attention_overrideable",
+        "aten::_scaled_dot_product_fused_attention_overrideable_backward",
+    ),
+)(_attention_hooks)
+
+
+CASES = (copy_hooks, conv_hooks, attention_hooks)
