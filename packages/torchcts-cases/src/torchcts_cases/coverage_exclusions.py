@@ -166,7 +166,7 @@ NO_CPU_KERNEL: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
         ("mm.dtype", "bmm.dtype", "addmm.dtype", "baddbmm.dtype"),
         _cpu_less(
             "matmuls into another out_dtype (half inputs, float32 result)",
-            "registered for Meta only; CUDA builds implement them",
+            "registered for Meta only here; CUDA and XPU builds implement them",
         ),
     ),
     (
@@ -195,12 +195,15 @@ NO_CPU_KERNEL: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
     (
         ("_fused_rms_norm_backward",),
         ("_fused_rms_norm_backward",),
-        _cpu_less("the fused RMSNorm backward of CUDA and MPS"),
+        _cpu_less("the fused RMSNorm backward of CUDA and XPU"),
     ),
     (
         ("linear_backward*", "matmul_backward*"),
         ("linear_backward", "matmul_backward"),
-        _cpu_less("backward kernels registered for nested tensors only"),
+        _cpu_less(
+            "backward kernels registered for nested tensors (and MPS's "
+            "linear_backward) only"
+        ),
     ),
     (
         ("max_pool2d_backward*",),
