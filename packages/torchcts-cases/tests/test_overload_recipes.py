@@ -3,15 +3,20 @@ index build's guard against kernels that read memory they never wrote."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
+import torchcts_cases
 from torchcts_cases import overload_index
 from torchcts_cases.overload_capture import copy_call
 from torchcts_cases.overload_inputs import schema_call
 from torchcts_cases.overload_recipes import RECIPES, recipe_call, recipe_dtype
 from torchcts_cases.overload_schema import op_overload
 from torchcts_cases.transfer import tensors_in
-from torchcts_schema import DTYPE_NAMES
+from torchcts_schema import DTYPE_NAMES, Manifest
 
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:
@@ -48,3 +53,25 @@ def test_a_kernel_reading_memory_it_never_wrote_is_not_generated() -> None:
     assert "Greatest" not in problem  # no numbers, which differ from run to run
     fitting = overload_index._cpu_problem("call", name, name, schema_call(name, 1))
     assert fitting is None
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "aten/_fused_adam_/writes/float32/0",  # several written arguments
+        "aten/_foreach_addcdiv_.Tensor/inplace/float32/0",  # self is a list
+    ],
+)
+def test_a_repro_of_the_new_kinds_runs_on_its_own(tmp_path: Path, case_id: str) -> None:
+    """The standalone script of a multi-write case and of a foreach in-place case
+    (recipe-built calls) runs with torch alone and finds the CPU agreeing with
+    itself."""
+    manifest = Manifest(path=Path("m"), digest="", device="cpu", backend_name="cpu")
+    case = torchcts_cases.prepare(torchcts_cases.get_case(case_id), manifest)
+    script = tmp_path / "repro.py"
+    script.write_text(case.repro_source("cpu", None, {}))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "did not reproduce" in done.stdout

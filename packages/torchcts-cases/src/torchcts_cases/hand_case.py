@@ -139,7 +139,10 @@ class HandPrepared(PreparedCase):
 
 # helper modules of the suites (torch-only code), whose source a repro carries ahead
 # of the suite module that imports them
-CARRIED_HELPERS = ("torchcts_cases.suites.rng_stats",)
+CARRIED_HELPERS = (
+    "torchcts_cases.suites.rng_stats",
+    "torchcts_cases.suites.rng_judges",  # uses rng_stats: carried after it
+)
 
 
 def _suite_body(name: str) -> str:

@@ -194,7 +194,7 @@ def _call_lines(case: _OverloadLike) -> list[str]:
     return [
         "import random",
         "import numpy",
-        "from torch.testing._internal.common_methods_invocations import op_db",
+        "from torch.testing._internal import common_methods_invocations as cmi",
         "from torch.utils._python_dispatch import TorchDispatchMode",
         "",
         "def seed_everything(seed):",
@@ -210,7 +210,9 @@ def _call_lines(case: _OverloadLike) -> list[str]:
         " else a for a in args), dict(kwargs or {}))",
         "        return func(*args, **(kwargs or {}))",
         "",
-        f"op = next(o for o in op_db if (o.name + '.' + o.variant_test_name"
+        "ops = [o for n in dir(cmi) if n == 'op_db' or (n.startswith('foreach_')"
+        " and n.endswith('_op_db')) for o in getattr(cmi, n)]  # foreach lists too",
+        f"op = next(o for o in ops if (o.name + '.' + o.variant_test_name"
         f" if o.variant_test_name else o.name) == {donor.op!r})",
         f"seed_everything({generation_seed(donor.op, stream)})",
         f"sample = next(iter(op.sample_inputs_func(op, 'cpu', torch.{donor.dtype}, "

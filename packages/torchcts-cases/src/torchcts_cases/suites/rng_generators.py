@@ -1,37 +1,35 @@
 """Integer-valued RNG overloads in out= and ``*_like`` forms, the overloads that take
 an explicit ``torch.Generator`` (the ``.generator`` forms the Python functions
 reach only when one is passed), and rrelu's random slopes in training. Judged by
-`rng_stats` (see `rng_overloads`); a generator draw is reproduced by seeding a
+`rng_judges` as `rng_overloads` is; a generator draw is reproduced by seeding a
 fresh device generator with the same seed, not the global one. Never compared with
 CPU's values.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 
 from torchcts_cases.suites.base import all_hold, case, holds
-from torchcts_cases.suites.rng_overloads import (
+from torchcts_cases.suites.rng_judges import (
     Judge,
     expected,
     integers_judge,
     judged_all,
     normal_judge,
     out_of,
+    randperm_judge,
+    rrelu_judge,
     uniform_01,
 )
 from torchcts_cases.suites.rng_stats import (
     DRAWS,
     FLOATS,
     Verdicts,
-    discrete_cdf,
     empty,
     full,
-    ks_continuous,
-    ks_discrete,
 )
 
 SUITE = "rng"
@@ -57,21 +55,6 @@ def _high(value: int = 10) -> torch.Tensor:
     """randint_like.Tensor's bound: a 0-dim int64 tensor on the CPU, whatever the
     device ("high must be a scalar tensor and on CPU", PyTorch's own check)."""
     return torch.tensor(value)
-
-
-def randperm_judge() -> Judge:
-    """A permutation of 0..n-1 whose first tenth is a uniform sample."""
-
-    def permutation(x: torch.Tensor) -> tuple[bool, str]:
-        ok = bool(torch.equal(x.sort().values, torch.arange(x.numel(), dtype=x.dtype)))
-        return ok, f"randperm({x.numel()}) is not a permutation of 0..{x.numel() - 1}"
-
-    return {
-        "support": permutation,
-        "fit": lambda x: ks_discrete(
-            x[: DRAWS // 10], discrete_cdf([1 / DRAWS] * DRAWS)
-        ),
-    }
 
 
 @case(
@@ -294,21 +277,6 @@ def generator_integer_draws(device: str, dtype: str | None) -> Verdicts:
         ),
     }
     return judged_all(device, dtype, draws)
-
-
-def rrelu_judge() -> Judge:
-    """The slope of a negative input in training: U[1/8, 1/3]."""
-    low, high = 0.125, 1 / 3
-    return {
-        "support": lambda x: (
-            bool(((x >= low) & (x <= high)).all()),
-            f"slopes outside [{low}, {high:.4f}]: {x[(x < low) | (x > high)][:3]}",
-        ),
-        "fit": lambda x: ks_continuous(
-            x, lambda t: ((t - low) / (high - low)).clamp(0, 1)
-        ),
-        "moments": ((low + high) / 2, (high - low) / math.sqrt(12)),
-    }
 
 
 def _rrelu_out(d: str, k: torch.dtype) -> tuple[torch.Tensor, bool]:

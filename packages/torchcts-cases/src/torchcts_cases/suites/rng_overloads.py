@@ -2,8 +2,8 @@
 forms of the in-place draws (``aten::uniform``, what functionalization and compiled
 graphs call), their out= forms, ``*_like`` factories, the tensor-parameter draws
 (binomial, standard gamma, Dirichlet) and rrelu's noise. Each is called explicitly
-(``torch.ops.aten.<packet>.<overload>``) and judged by `rng_stats` as the
-distribution cases are: KS distance within the DKW bound, mean within 6 standard
+(``torch.ops.aten.<packet>.<overload>``) and judged by `rng_judges` (over
+`rng_stats`) as the distribution cases are: KS distance within the DKW bound, mean within 6 standard
 errors, support, same seed same draws, other seed other draws; an out= form also
 returns the out it was given. Never compared with CPU's values.
 """
@@ -11,181 +11,46 @@ returns the out it was given. Never compared with CPU's values.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from torchcts_cases.suites.base import all_hold, case, holds
+from torchcts_cases.suites.base import case
+from torchcts_cases.suites.rng_judges import (
+    Judge,
+    bernoulli_3,
+    beta_23,
+    binomial_judge,
+    cauchy_judge,
+    expected,
+    exponential_2,
+    gamma_2,
+    geometric_judge,
+    integers_judge,
+    judged_all,
+    log_normal_judge,
+    normal_judge,
+    out_of,
+    random_default,
+    uniform_01,
+    uniform_2_3,
+)
 from torchcts_cases.suites.rng_stats import (
     DRAWS,
     FLOATS,
     Verdicts,
     discrete_cdf,
     empty,
-    expects,
     full,
     integers_within,
-    judged,
     ks_continuous,
     ks_discrete,
-    normal_cdf,
     poisson_pmf,
     within,
 )
 
 SUITE = "rng"
 A = torch.ops.aten
-Judge = dict[str, Any]  # judged()'s keyword arguments: support, fit, moments
-
-
-def out_of(fn: Callable[..., torch.Tensor]) -> Callable[[str, torch.dtype], Any]:
-    """An out= draw: ``fn(d, k, out=...)`` into a fresh uninitialised out, returning
-    the out together with whether the call returned that very tensor."""
-
-    def draw(d: str, k: torch.dtype) -> tuple[torch.Tensor, bool]:
-        out = empty(d, k)
-        return out, fn(d, k, out=out) is out
-
-    return draw
-
-
-def judged_all(
-    device: str, dtype: str | None, draws: dict[str, tuple[Any, Judge]]
-) -> Verdicts:
-    """`judged` for each named draw; an out= draw (`out_of`) also says whether it
-    returned its out (``<name>.returns_out``)."""
-    verdicts: Verdicts = {}
-    for name, (draw, judge) in draws.items():
-        returned: list[bool] = []
-
-        def values(
-            d: str, k: torch.dtype, draw: Any = draw, returned: list[bool] = returned
-        ) -> Any:
-            got = draw(d, k)
-            if isinstance(got, tuple):
-                returned.append(got[1])
-                return got[0]
-            return got
-
-        verdicts |= judged(device, dtype, values, prefix=f"{name}.", **judge)
-        if returned:
-            verdicts[f"{name}.returns_out"] = holds(
-                all(returned), "the out= call did not return the out it was given"
-            )
-    return verdicts
-
-
-def expected(
-    names: dict[str, bool], outs: tuple[str, ...] = ()
-) -> Callable[[str | None], dict[str, Any]]:
-    """The reviewed expectation: every property of each draw holds (the mean only
-    where `names` says the distribution has one), and each out= draw returns out."""
-
-    def expectation(dtype: str | None) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, mean in names.items():
-            out |= expects(f"{name}.", mean=mean)(dtype)
-        return out | all_hold(*(f"{n}.returns_out" for n in outs))(dtype)
-
-    return expectation
-
-
-# -- the documented distributions, as judged() keyword arguments ----------------------
-def uniform_2_3() -> Judge:
-    """U[-2, 3)."""
-    return {
-        "support": within(-2, 3),
-        "fit": lambda x: ks_continuous(x, lambda t: ((t + 2) / 5).clamp(0, 1)),
-        "moments": (0.5, 5 / math.sqrt(12)),
-    }
-
-
-def normal_judge(mean: float, sd: float) -> Judge:
-    """N(mean, sd^2)."""
-    return {
-        "support": within(-math.inf, math.inf),
-        "fit": lambda x: ks_continuous(x, normal_cdf(mean, sd)),
-        "moments": (mean, sd),
-    }
-
-
-def exponential_2() -> Judge:
-    """Exp(2): mean 1/2."""
-    return {
-        "support": within(0, math.inf),
-        "fit": lambda x: ks_continuous(x, lambda t: 1 - torch.exp(-2 * t.clamp(min=0))),
-        "moments": (0.5, 0.5),
-    }
-
-
-def cauchy_judge() -> Judge:
-    """Cauchy(0.5, 2): no moments, the KS distance judges."""
-    return {
-        "support": within(-math.inf, math.inf),
-        "fit": lambda x: ks_continuous(
-            x, lambda t: 0.5 + torch.atan((t - 0.5) / 2) / math.pi
-        ),
-    }
-
-
-def log_normal_judge() -> Judge:
-    """exp(N(0.25, 0.5^2))."""
-    mean = math.exp(0.25 + 0.5**2 / 2)
-    sd = math.sqrt((math.exp(0.5**2) - 1) * math.exp(2 * 0.25 + 0.5**2))
-    return {
-        "support": within(0, math.inf),
-        "fit": lambda x: ks_continuous(x, lambda t: normal_cdf(0.25, 0.5)(t.log())),
-        "moments": (mean, sd),
-    }
-
-
-def geometric_judge() -> Judge:
-    """Geometric(0.3) on 1, 2, ...: mean 1/p."""
-    return {
-        "support": integers_within(1, math.inf),
-        "fit": lambda x: ks_discrete(x, lambda t: 1 - 0.7 ** t.floor().clamp(min=0)),
-        "moments": (1 / 0.3, math.sqrt(0.7) / 0.3),
-    }
-
-
-def integers_judge(low: int, high: int) -> Judge:
-    """Integers uniform on [low, high)."""
-    n = high - low
-    return {
-        "support": integers_within(low, high - 1),
-        "fit": lambda x: ks_discrete(x - low, discrete_cdf([1 / n] * n)),
-        "moments": (low + (n - 1) / 2, math.sqrt((n * n - 1) / 12)),
-    }
-
-
-def random_default(dtype: str | None) -> Judge:
-    """random() on a float: integers uniform on [0, 2**digits], digits the
-    mantissa's (24 or 53), judged as continuous at that scale."""
-    top = 2.0 / torch.finfo(getattr(torch, dtype or "float32")).eps
-    return {
-        "support": integers_within(0, top),
-        "fit": lambda x: ks_continuous(x, lambda t: (t / top).clamp(0, 1)),
-        "moments": (top / 2, top / math.sqrt(12)),
-    }
-
-
-def bernoulli_3() -> Judge:
-    """1 with probability 0.3, else 0."""
-    return {
-        "support": integers_within(0, 1),
-        "fit": lambda x: ks_discrete(x, discrete_cdf([0.7, 0.3])),
-        "moments": (0.3, math.sqrt(0.21)),
-    }
-
-
-def uniform_01() -> Judge:
-    """U[0, 1)."""
-    return {
-        "support": within(0, 1),
-        "fit": lambda x: ks_continuous(x, lambda t: t.clamp(0, 1)),
-        "moments": (0.5, math.sqrt(1 / 12)),
-    }
 
 
 @case(
@@ -347,22 +212,6 @@ def out_draws(device: str, dtype: str | None) -> Verdicts:
     return judged_all(device, dtype, made)
 
 
-def gamma_2(x: torch.Tensor) -> torch.Tensor:
-    """The CDF of Gamma(2, 1)."""
-    cdf: torch.Tensor = torch.special.gammainc(torch.full_like(x, 2.0), x.clamp(min=0))
-    return cdf
-
-
-def binomial_judge() -> Judge:
-    """Binomial(10, 0.3)."""
-    pmf = [math.comb(10, j) * 0.3**j * 0.7 ** (10 - j) for j in range(11)]
-    return {
-        "support": integers_within(0, 10),
-        "fit": lambda x: ks_discrete(x, discrete_cdf(pmf)),
-        "moments": (3.0, math.sqrt(2.1)),
-    }
-
-
 def dirichlet_first(d: str, k: torch.dtype, out: torch.Tensor | None = None) -> Any:
     """The first component of Dirichlet(2, 3) draws, Beta(2, 3) distributed (rows
     that do not sum to one are made NaN, which the support check then rejects)."""
@@ -377,17 +226,6 @@ def dirichlet_first(d: str, k: torch.dtype, out: torch.Tensor | None = None) -> 
     valid = (host.sum(1) - 1).abs() <= 1e-3
     first = torch.where(valid, host[:, 0], torch.nan)
     return (first, returned) if out is not None else first
-
-
-def beta_23() -> Judge:
-    """Beta(2, 3): F(x) = P(Binomial(4, x) >= 2), mean 0.4, sd 0.2."""
-    return {
-        "support": within(0, 1),
-        "fit": lambda x: ks_continuous(
-            x, lambda t: 1 - (1 - t) ** 4 - 4 * t * (1 - t) ** 3
-        ),
-        "moments": (0.4, 0.2),
-    }
 
 
 PARAMETER_DRAWS = (
