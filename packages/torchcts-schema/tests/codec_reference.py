@@ -2,15 +2,18 @@
 
 Kept verbatim (less docstrings) as the reference the fast `torchcts_schema.codec`
 must agree with: the same block for the same records, the same records (or the same
-error) for the same block.
+error) for the same block. Two additions since the freeze, each written here the
+plain way: all-null new columns are left out, and a column of JSON objects or lists
+(`SHARED_COLUMNS`) is stored once per distinct JSON text (codec ``shared``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from torchcts_schema import ArtifactError, CaseRecord, make_case_id, node_id_for_case
-from torchcts_schema.codec import FIELD_NAMES, OMITTED_WHEN_NULL
+from torchcts_schema.codec import FIELD_NAMES, OMITTED_WHEN_NULL, SHARED_COLUMNS
 
 JsonDict = dict[str, Any]
 
@@ -84,7 +87,31 @@ def _encode_column(name: str, values: list[Any], rows: list[JsonDict]) -> JsonDi
                 "table": list(table),
                 "index": [None if v is None else table[v] for v in values],
             }
+    if name in SHARED_COLUMNS:  # the second addition since the freeze
+        shared = _shared(values)
+        if shared is not None:
+            return shared
     return {"codec": "raw", "values": values}
+
+
+def _shared(values: list[Any]) -> JsonDict | None:
+    try:
+        texts = [json.dumps(v, separators=(",", ":")) for v in values]
+    except (TypeError, ValueError):
+        return None
+    firsts: dict[str, Any] = {}
+    for text, v in zip(texts, values, strict=True):
+        if v is not None and text not in firsts:
+            firsts[text] = v
+    if len(firsts) * 2 > len(values):
+        return None
+    order = list(firsts)
+    rows = zip(texts, values, strict=True)
+    return {
+        "codec": "shared",
+        "table": list(firsts.values()),
+        "index": [None if v is None else order.index(t) for t, v in rows],
+    }
 
 
 def _decode_column(name: str, spec: Any, rows: list[JsonDict], count: int) -> list[Any]:
@@ -93,7 +120,7 @@ def _decode_column(name: str, spec: Any, rows: list[JsonDict], count: int) -> li
         return [spec["value"]] * count
     if kind == "derived":
         return [_derived(name, row) for row in rows]
-    if kind == "intern":
+    if kind in ("intern", "shared"):
         table = spec["table"]
         return [None if i is None else table[i] for i in spec["index"]]
     if kind == "raw":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import string
 from pathlib import Path
 
@@ -177,3 +178,79 @@ def test_codec_source_has_no_exec_and_no_class_switch() -> None:
     ]
     assert stores == []
     assert '"__class__"' not in source  # nor through setattr(obj, "__class__", ...)
+
+
+HOSTILE = [
+    "\ud800 lone surrogate",
+    'quote " backslash \\ slash /',
+    "nul \x00 bell \x07 newline \n tab \t",
+    "\u2028\u2029 separators, \ufeff bom, \uffff",
+    "é, 漢字, 🙂",
+    "x" * 1_000_000,  # a megabyte message
+]
+
+
+def test_shared_columns_restore_hostile_values_exactly(tmp_path: Path) -> None:
+    """Surrogates, escapes, controls and a megabyte string in shared tolerance,
+    extra, facts and crash tables come back equal through a written file."""
+    crash = CrashInfo(CrashKind.SIGNAL, "SIGSEGV", -11, HOSTILE[0], HOSTILE[2])
+    tolerances = [
+        ToleranceUsed(HOSTILE[1], 0.0, 1e-5, ToleranceSource.DEFAULT_TABLE),
+        ToleranceUsed("float32", -0.0, 1e-5, ToleranceSource.DEFAULT_TABLE),
+        ToleranceUsed("float32", 0, 1e-5, ToleranceSource.DEFAULT_TABLE),
+    ]
+    records = [
+        record(
+            sample=i,
+            status=Status.CRASHED if i % 7 == 0 else Status.PASSED,
+            crash=crash if i % 7 == 0 else None,
+            exception_message=HOSTILE[5] if i == 3 else None,
+            extra={"surfaces": [HOSTILE[i % len(HOSTILE)], "aten::add.out"]},
+            tolerance=tolerances[i % 3],
+            facts={"inputs": [HOSTILE[i % 2]], "nan": float("nan")} if i % 2 else None,
+        )
+        for i in range(40)
+    ]
+    artifact = RunArtifact.from_records(metadata(), records)
+    data = json.loads(encode_artifact(artifact))
+    columns = data["results"]["columns"]
+    for name in ("crash", "extra", "tolerance", "facts"):
+        assert columns[name]["codec"] == "shared", name
+    assert len(columns["tolerance"]["table"]) == 3  # 0.0, -0.0 and 0 stay apart
+    path = tmp_path / "a.json"
+    path.write_text(encode_artifact(artifact), encoding="utf-8")
+    back = decode_artifact(json.loads(path.read_text(encoding="utf-8")), "a.json")
+    assert repr(back.results) == repr(artifact.results)  # NaN-safe, types included
+    signs = [math.copysign(1, r.tolerance.atol) for r in back.results[:3]]
+    assert signs == [1, -1, 1]
+    assert [type(r.tolerance.atol) for r in back.results[:3]] == [float, float, int]
+
+
+def test_a_realistic_run_stores_each_surface_list_once() -> None:
+    """2,000 records over 40 surface lists and 3 tolerances: the tables hold 40 and
+    3 values, the artifact is a fraction of the raw form, and every record gets
+    its own extra dict back."""
+    tolerances = [
+        ToleranceUsed(d, 1e-5, 1.3e-6, ToleranceSource.DEFAULT_TABLE)
+        for d in ("float32", "float64", "bfloat16")
+    ]
+    lists = [[f"aten::op{k}.out", "aten::_to_copy", "aten::detach"] for k in range(40)]
+    records = [
+        record(
+            op=f"op{i % 40}",
+            sample=i,
+            extra={"surfaces": list(lists[i % 40])},
+            tolerance=tolerances[i % 3],
+        )
+        for i in range(2000)
+    ]
+    data = json.loads(encode_artifact(RunArtifact.from_records(metadata(), records)))
+    columns = data["results"]["columns"]
+    assert len(columns["extra"]["table"]) == 40
+    assert len(columns["tolerance"]["table"]) == 3
+    raw_size = len(json.dumps([r.to_dict()["extra"] for r in records]))
+    assert len(json.dumps(columns["extra"])) * 5 < raw_size
+    back = codec.decode_records(data["results"])
+    assert back == records
+    back[0].extra["mine"] = True
+    assert "mine" not in back[40].extra  # same table entry, its own dict

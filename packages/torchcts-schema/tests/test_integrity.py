@@ -77,7 +77,7 @@ def _refused(path: Path, message: str) -> None:
 def test_history_carries_the_documented_digest(tmp_path: Path) -> None:
     """The digest is sha256 of the canonical JSON of everything but itself."""
     data = json.loads(_history(tmp_path).read_text(encoding="utf-8"))
-    assert data["format_version"] == 2
+    assert data["format_version"] == 3
     assert data["digest"] == _sha256_of(data)
     assert artifact_digest(data) == data["digest"]
 
@@ -282,3 +282,64 @@ def test_a_format_one_artifact_loads_without_a_digest(tmp_path: Path) -> None:
     stripped.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ArtifactError):
         load_result(stripped)
+
+
+def _surfaces_run() -> RunArtifact:
+    """Twenty records over two surface lists: the extra column is stored shared."""
+    records = [
+        record(sample=i, extra={"surfaces": [f"aten::op{i % 2}", "aten::detach"]})
+        for i in range(20)
+    ]
+    return RunArtifact.from_records(metadata(completed_normally=True), records)
+
+
+def _extra_column(data: dict[str, Any]) -> dict[str, Any]:
+    column: dict[str, Any] = data["results"]["columns"]["extra"]
+    assert column["codec"] == "shared"
+    return column
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c["table"].append(c["table"][0]), "table repeats an entry"),
+        (lambda c: c["table"].append(None), "table holds a null"),
+        (
+            lambda c: c["table"].append({"x": 1}),
+            r"table entry 2 \(\{.x.: 1\}\) is used by no row",
+        ),
+        (lambda c: c["index"].__setitem__(4, 2), "index 2 is out of range"),
+        (lambda c: c["index"].__setitem__(4, -1), "index -1 is out of range"),
+        (lambda c: c.__setitem__("table", {}), "has no table and index lists"),
+    ],
+)
+def test_inconsistent_shared_tables_are_refused(
+    tmp_path: Path, change: Any, message: str
+) -> None:
+    """A shared table the encoder could not have written is refused by name, even
+    with a recomputed digest."""
+    path = _history(tmp_path, _surfaces_run())
+    assert len(_extra_column(json.loads(path.read_text()))["table"]) == 2
+    _edit(path, lambda d: change(_extra_column(d)), redigest=True)
+    _refused(path, f"column 'extra' {message}")
+
+
+def test_a_format_two_artifact_with_raw_columns_still_loads(tmp_path: Path) -> None:
+    """What format 2 wrote for the shared columns (every row's value, raw) loads to
+    the same records; format 3 itself is what a new history says."""
+    path = _history(tmp_path, _surfaces_run())
+    want = load_result(path).records
+
+    def older(data: dict[str, Any]) -> None:
+        column = _extra_column(data)
+        rows = [column["table"][i] for i in column["index"]]
+        data["results"]["columns"]["extra"] = {"codec": "raw", "values": rows}
+        data["format_version"] = 2
+
+    _edit(path, older, redigest=True)
+    assert load_result(path).records == want
+    assert [r.extra["surfaces"][0] for r in want[:3]] == [
+        "aten::op0",
+        "aten::op1",
+        "aten::op0",
+    ]

@@ -7,7 +7,10 @@ exactly what was encoded. Checking the digest and the counts is the loader's job
 since only it has the whole file.
 
 Format 2 added the digest. Format 1 artifacts (no digest) still load, with every
-other check, so results written before it stay readable.
+other check, so results written before it stay readable. Format 3 added the
+compact codec ``shared`` (`codec.SHARED_COLUMNS`: a column of JSON objects stored
+once per distinct value); formats 1 and 2 load as before, and a reader of format
+2 refuses a format 3 file by its version rather than by an unknown codec.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
 from torchcts_schema.vocabulary import Status
 
 RESULT_FORMAT = "torchcts-result"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 # Plain JSON repeats ~20 key names (>= 250 bytes) in every record; compact pays a fixed
 # ~1.5 kB of column specs and never stores a value longer than plain does. From this
 # many records on compact is always smaller, so auto skips building the plain text.
@@ -128,7 +131,8 @@ def decode_artifact(data: Any, where: str) -> RunArtifact:
         raise ArtifactError(
             where,
             f"unknown format_version {version!r:.40}; this TorchCTS reads "
-            f"{' and '.join(map(str, READABLE_VERSIONS))}",
+            f"{', '.join(map(str, READABLE_VERSIONS[:-1]))} and "
+            f"{READABLE_VERSIONS[-1]}",
         )
     encoding = data.get("encoding")
     try:

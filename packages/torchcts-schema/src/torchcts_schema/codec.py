@@ -5,6 +5,15 @@ and their ids are derivable from their parts. Storing each field as a column let
 column be a constant, a list of indexes into a string table, derived from other
 columns, or raw values, whichever is exact. Decoding gives back equal records.
 
+A column of JSON objects or lists (`SHARED_COLUMNS`: a case's tolerance, the
+aten surfaces its ``extra`` lists, crash, facts, CPU fallback) repeats a few
+thousand distinct values over a hundred thousand records: codec ``shared`` stores
+each distinct value once (two values are the same when their JSON text is) and
+an index per row. Records decoded from one table entry share its inner lists and
+dicts, as records decoded from a ``const`` column always have; each still owns
+its top-level ``extra`` and ``facts`` dicts, and a shared tolerance or crash is
+one frozen object.
+
 A level-1 run writes a block of ~325,000 not_run records three times, so both
 directions work a column at a time in C-level passes (``map``, ``count``, ``set``)
 and never build a dict per record. The per-record reference (`make_case_id`,
@@ -19,6 +28,7 @@ loader runs first.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
@@ -50,6 +60,11 @@ FIELD_NAMES = tuple(f.name for f in fields(CaseRecord))
 # fields added after the format was frozen: a column of nothing but nulls is left
 # out, so blocks of records without them stay byte-identical (absent means null)
 OMITTED_WHEN_NULL = ("tolerance", "facts", "repro", "cpu_fallback")
+# columns of JSON objects or lists, stored once per distinct value (format 3)
+SHARED_COLUMNS = ("crash", "extra", "tolerance", "facts", "cpu_fallback")
+# a value's identity in a shared table: its JSON text as artifacts and journals
+# spell it (compact separators, ASCII escapes)
+SHARED_KEY = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
 Columns = dict[str, list[Any]]
 _ID_PARTS = ("suite", "op", "variant", "dtype", "sample")
 _TEXT = (str, type(None))
@@ -175,7 +190,34 @@ def _encode_column(name: str, values: list[Any], parts: Columns) -> JsonDict:
             lookup[None] = None
             index = list(map(lookup.__getitem__, values))
             return {"codec": "intern", "table": table, "index": index}
+    if name in SHARED_COLUMNS:
+        shared = _shared(values)
+        if shared is not None:
+            return shared
     return {"codec": "raw", "values": values}
+
+
+def _shared(values: list[Any]) -> JsonDict | None:
+    """Each distinct JSON value once, in first-seen order, and an index per row
+    (None for null); None when a table would not halve the column, or a value is
+    not JSON (the artifact's own dump then names it)."""
+    try:
+        keys = list(map(SHARED_KEY, values))
+    except (TypeError, ValueError):
+        return None
+    order: dict[str, Any] = dict.fromkeys(keys)
+    order.pop("null", None)  # only None is spelt null: it stays a null index
+    if len(order) * 2 > len(values):
+        return None
+    # reversed, so that the first row with a text is the one that stays
+    first = dict(zip(reversed(keys), reversed(values), strict=True))
+    position: dict[str, int | None] = {key: i for i, key in enumerate(order)}
+    position["null"] = None
+    return {
+        "codec": "shared",
+        "table": [first[key] for key in order],
+        "index": list(map(position.__getitem__, keys)),
+    }
 
 
 def _constant(values: list[Any]) -> bool:
@@ -301,7 +343,7 @@ def _decode_column(
         return [spec["value"]] * count
     if kind == "derived":
         return _derive(name, values, size)
-    if kind == "intern":
+    if kind in ("intern", "shared"):  # a shared row holds its table's very value
         table, index = spec["table"], spec["index"]
         # twice as fast as map(table.__getitem__, ...): the interpreter indexes a
         # list directly, where a bound __getitem__ converts each index
@@ -365,12 +407,10 @@ def _build(values: Columns, size: int, same: set[str]) -> list[CaseRecord]:
             column = _members(kind, column, optional=optional)
         elif name == "crash":
             if column.count(None) != len(column):  # most blocks crash nowhere
-                column = [None if c is None else CrashInfo.from_dict(c) for c in column]
+                column = _converted(column, CrashInfo.from_dict)
         elif name == "tolerance":
             if column.count(None) != len(column):
-                column = [
-                    None if c is None else ToleranceUsed.from_dict(c) for c in column
-                ]
+                column = _converted(column, ToleranceUsed.from_dict)
         elif name in ("facts", "repro"):
             kinds = {dict, type(None)} if name == "facts" else {str, type(None)}
             if not set(map(type, column)) <= kinds:
@@ -407,6 +447,14 @@ def _build(values: Columns, size: int, same: set[str]) -> list[CaseRecord]:
             deque(starmap(setter, zip(part, rows, strict=False)), maxlen=0)
         records += part
     return records
+
+
+def _converted(column: list[Any], convert: Callable[[Any], Any]) -> list[Any]:
+    """`convert` of every non-null row, once per distinct object: the rows of a
+    shared table hold the same dict, and its frozen conversion can be shared too."""
+    made = {id(value): value for value in column if value is not None}
+    done = {key: convert(value) for key, value in made.items()}
+    return [None if value is None else done[id(value)] for value in column]
 
 
 def _members(kind: type[Any], column: list[Any], *, optional: bool) -> list[Any]:

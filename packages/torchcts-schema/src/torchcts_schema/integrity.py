@@ -6,9 +6,11 @@ computed over parsed content, so a file re-indented or re-escaped by another JSO
 keeps its digest, while any changed value (a flipped status index) does not. It tells
 damage from a whole file; it is no signature, since anyone can recompute it.
 
-The compact checks refuse what the encoder never writes: an interned column whose
-index is not an integer in range (``-1`` included), or whose table repeats an entry,
-holds a non-string or has an entry no row uses.
+The compact checks refuse what the encoder never writes: an interned or shared
+column whose index is not an integer in range (``-1`` included), or whose table
+repeats an entry (a shared one: two entries with the same JSON text), holds a
+non-string (shared: a null, or a value that is not JSON) or has an entry no row
+uses.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from torchcts_schema.codec import SHARED_KEY
 from torchcts_schema.errors import ArtifactError
 from torchcts_schema.records import CaseRecord, JsonDict, count_statuses
 
@@ -82,16 +85,28 @@ def check_block(block: Any) -> None:
     if not isinstance(columns, dict):
         return
     for name, spec in columns.items():
-        if isinstance(spec, dict) and spec.get("codec") == "intern":
-            _check_interned(str(name), spec.get("table"), spec.get("index"))
+        codec = spec.get("codec") if isinstance(spec, dict) else None
+        if codec in ("intern", "shared"):
+            _check_table(str(name), codec, spec.get("table"), spec.get("index"))
 
 
-def _check_interned(name: str, table: Any, index: Any) -> None:
+def _check_table(name: str, codec: str, table: Any, index: Any) -> None:
     if not isinstance(table, list) or not isinstance(index, list):
         raise ArtifactError(None, f"column {name!r} has no table and index lists")
-    if not set(map(type, table)) <= {str}:
-        raise ArtifactError(None, f"column {name!r} table holds a non-string")
-    if len(set(table)) != len(table):
+    if codec == "intern":
+        if not set(map(type, table)) <= {str}:
+            raise ArtifactError(None, f"column {name!r} table holds a non-string")
+        texts = table
+    else:
+        if None in table:  # a null row is a null index, never an entry
+            raise ArtifactError(None, f"column {name!r} table holds a null")
+        try:
+            texts = list(map(SHARED_KEY, table))
+        except (TypeError, ValueError, RecursionError):
+            raise ArtifactError(
+                None, f"column {name!r} table holds a value that is not JSON"
+            ) from None
+    if len(set(texts)) != len(texts):
         raise ArtifactError(None, f"column {name!r} table repeats an entry")
     # `type(...) is int` on the distinct types keeps bools (True indexes row 1) out
     if not set(map(type, index)) <= {int, type(None)}:
