@@ -6,8 +6,10 @@ artifact written by one version of a tool loads back field for field in another.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from torchcts_schema.errors import ArtifactError
@@ -341,11 +343,21 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def count_statuses(records: list[CaseRecord]) -> dict[str, int]:
-    """Counts per status, every status present (zero included), in the seed's order."""
-    counts = {s.value: 0 for s in Status}
-    for record in records:
-        counts[record.status.value] += 1
+    """Counts per status, every status present (zero included), in the seed's order.
+
+    Tallied in C: the end of a level-4 run counts 130,000 records more than once
+    (final metadata, the loader's check), a quarter of a second each record by record.
+    """
+    tally = Counter(map(_STATUS, records))
+    counts = {s.value: tally.pop(s, 0) for s in Status}
+    if tally:  # a status that is not one: the record-by-record count says which
+        counts = {s.value: 0 for s in Status}
+        for record in records:
+            counts[record.status.value] += 1
     return counts
+
+
+_STATUS = attrgetter("status")
 
 
 def _check_keys(cls: type, data: JsonDict, what: str) -> None:
