@@ -31,6 +31,8 @@ from torchcts_report.triage import _key_of, triage_of
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    CrashInfo,
+    CrashKind,
     ExpectedSource,
     NextFix,
     NotRunReason,
@@ -240,4 +242,23 @@ def test_check_names_the_first_wrong_record_among_many(syn):
     bad = replace(good[321], detail=7)  # type: ignore[arg-type]
     art = RunArtifact.from_records(syn.metadata(), [*good[:321], bad, *good[322:]])
     with pytest.raises(ArtifactError, match=r"op321/.*detail has the wrong type"):
+        check_artifact(art, "a.json")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"crash": CrashInfo(CrashKind.SIGNAL, exit_code="x")}, "crash.exit_code"),  # type: ignore[arg-type]
+        ({"level": True}, "level has the wrong type"),
+        ({"worker": 3}, "worker has the wrong type"),
+    ],
+)
+def test_check_names_a_wrong_field_among_plainly_typed_records(syn, change, message):
+    """Records with workers and tolerances pass field by field; a bad crash field,
+    a bool level or an int worker among them is still found and named."""
+    good = [syn.record(f"op{i}", worker=f"gw{i % 2}") for i in range(300)]
+    check_artifact(RunArtifact.from_records(syn.metadata(), good), "a.json")
+    bad = replace(good[123], **change)
+    art = RunArtifact.from_records(syn.metadata(), [*good[:123], bad, *good[124:]])
+    with pytest.raises(ArtifactError, match=rf"op123/.*{message}"):
         check_artifact(art, "a.json")
