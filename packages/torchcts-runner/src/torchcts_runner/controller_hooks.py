@@ -487,6 +487,12 @@ class ControllerRole:
         if self.local_executor is not None:
             self.memory.add("main", self.local_executor.memory_stats())
         self.controller.set_option(MEMORY_OPTION, self.memory.as_option())
+        coverage: list[str] = []
+
+        def meanwhile(complete: bool) -> None:  # while the reports render
+            if complete and not interrupted and not self.settings.is_subset:
+                coverage.extend(self._refresh_coverage())
+
         try:
             if interrupted and self.in_flight and self.write_error is None:
                 self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
@@ -494,6 +500,7 @@ class ControllerRole:
                 expected,
                 interrupted=interrupted or self.write_error is not None,
                 interrupted_by=name,
+                meanwhile=meanwhile,
             )
         except ArtifactWriteError as exc:
             self.controller.close()
@@ -510,8 +517,7 @@ class ControllerRole:
             signum=signum,
             in_flight=len(self.in_flight),
         )
-        if done.complete and not interrupted and not self.settings.is_subset:
-            self.summary_lines += self._refresh_coverage()
+        self.summary_lines += coverage
         if self.settings.recheck and self.plan is not None and not interrupted:
             self.summary_lines += recheck_lines(
                 self.settings, self.run_key, self.plan, self.controller.records

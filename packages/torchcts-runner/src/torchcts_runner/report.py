@@ -3,7 +3,8 @@
 The contract: run ``python -m torchcts_report render --results <results dir> --run-key
 <key> [--junit-all]`` as a subprocess (files, never imports); without it, or when it
 fails, write a minimal ``<key>.md`` from the canonical artifact so a finished run always
-has a report.
+has a report. `start_report` starts the renderer and returns at once, so the run's
+end can do other work (the coverage refresh) on the other core; `finish_report` waits.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from torchcts_schema import (
@@ -38,42 +40,86 @@ def _renderer_available() -> bool:
         return False
 
 
-def render_report(
+RENDER_TIMEOUT_S = 600
+
+
+@dataclass
+class ReportJob:
+    """A report being rendered: the renderer's process, or why there is none."""
+
+    target: Path
+    artifact: RunArtifact
+    process: subprocess.Popen[str] | None
+    note: str = ""  # why the minimal report is written instead (no process)
+
+
+def start_report(
     results_dir: Path, run_key: str, artifact: RunArtifact, *, junit_all: bool = False
-) -> tuple[Path, str]:
-    """Write the report; returns its path and a note on how it was made.
+) -> ReportJob:
+    """Start rendering the report; `finish_report` waits for it.
 
     `junit_all` lists every not_run case in the JUnit XML (``render --junit-all``).
     """
     target = report_path(results_dir, run_key)
-    if _renderer_available():
-        command = [
-            sys.executable,
-            "-m",
-            "torchcts_report",
-            "render",
-            "--results",
-            str(results_dir),
-            "--run-key",
-            run_key,
-            *(["--junit-all"] if junit_all else []),
-        ]
+    if not _renderer_available():
+        note = "torchcts_report is not installed; wrote the minimal report"
+        return ReportJob(target, artifact, None, note)
+    command = [
+        sys.executable,
+        "-m",
+        "torchcts_report",
+        "render",
+        "--results",
+        str(results_dir),
+        "--run-key",
+        run_key,
+        *(["--junit-all"] if junit_all else []),
+    ]
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    except OSError as exc:
+        note = f"torchcts_report could not run ({exc}); wrote the minimal report"
+        return ReportJob(target, artifact, None, note)
+    return ReportJob(target, artifact, process)
+
+
+def finish_report(job: ReportJob) -> tuple[Path, str]:
+    """Wait for the renderer; returns the report's path and a note on how it was
+    made (the minimal report when the renderer failed, timed out or never ran)."""
+    note = job.note
+    if job.process is not None:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.SubprocessError) as exc:
+            stdout, stderr = job.process.communicate(timeout=RENDER_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            job.process.kill()
+            job.process.communicate()
             note = f"torchcts_report could not run ({exc}); wrote the minimal report"
         else:
-            if done.returncode == 0 and target.exists():
-                return target, "rendered by torchcts_report"
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+            code = job.process.returncode
+            if code == 0 and job.target.exists():
+                return job.target, "rendered by torchcts_report"
+            tail = (stderr or stdout).strip().splitlines()[-1:] or [""]
             note = (
-                f"torchcts_report render failed (exit {done.returncode}: {tail[0]}); "
+                f"torchcts_report render failed (exit {code}: {tail[0]}); "
                 "wrote the minimal report"
             )
-    else:
-        note = "torchcts_report is not installed; wrote the minimal report"
-    write_atomic(target, minimal_markdown(artifact))
-    return target, note
+    write_atomic(job.target, minimal_markdown(job.artifact))
+    return job.target, note
+
+
+def render_report(
+    results_dir: Path, run_key: str, artifact: RunArtifact, *, junit_all: bool = False
+) -> tuple[Path, str]:
+    """Write the report and wait for it (`start_report`, then `finish_report`)."""
+    return finish_report(
+        start_report(results_dir, run_key, artifact, junit_all=junit_all)
+    )
 
 
 def _cell(text: object) -> str:
@@ -128,4 +174,11 @@ def minimal_markdown(artifact: RunArtifact) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["minimal_markdown", "render_report", "report_path"]
+__all__ = [
+    "ReportJob",
+    "finish_report",
+    "minimal_markdown",
+    "render_report",
+    "report_path",
+    "start_report",
+]

@@ -35,7 +35,7 @@ from torchcts_schema import (
 )
 
 from torchcts_runner.crash_evidence import scratch_dir
-from torchcts_runner.report import render_report
+from torchcts_runner.report import finish_report, start_report
 from torchcts_runner.resume import resume_differences
 from torchcts_runner.runlog import RunLog, runlog_path
 
@@ -281,8 +281,13 @@ class RunWriter:
         *,
         interrupted: bool,
         interrupted_by: str | None = None,
+        meanwhile: Callable[[bool], None] | None = None,
     ) -> FinishSummary:
-        """End the run: history and reference when complete, the report always."""
+        """End the run: history and reference when complete, the report always.
+
+        The report renders in its own process; `meanwhile` (told whether the run is
+        complete) is work the caller does while it renders, on the other core.
+        """
         assert self.journal is not None and self.snapshots is not None
         missing = [c for c in expected if c not in self.records]
         complete = not missing and not interrupted
@@ -301,9 +306,14 @@ class RunWriter:
                 lambda: (artifact, self.journal_cases), force=True
             )
         self.phase("rendering reports")
-        report, note = render_report(
+        job = start_report(
             self.results_dir, self.run_key, artifact, junit_all=self._junit_all
         )
+        try:
+            if meanwhile is not None:
+                meanwhile(complete)
+        finally:
+            report, note = finish_report(job)
         self.close()
         if complete:
             shutil.rmtree(self.scratch, ignore_errors=True)
