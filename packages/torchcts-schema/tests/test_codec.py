@@ -16,6 +16,7 @@ from torchcts_schema import (
     CrashInfo,
     CrashKind,
     ExpectedSource,
+    JournalWriter,
     NextFix,
     NotRunReason,
     RunArtifact,
@@ -27,7 +28,9 @@ from torchcts_schema import (
     encode_artifact,
     make_case_id,
     node_id_for_case,
+    read_journal,
 )
+from torchcts_schema.journal import line_record
 
 TOKEN = st.text(string.ascii_letters + string.digits + "_.", min_size=1, max_size=12)
 JSON_SCALAR = (
@@ -254,3 +257,41 @@ def test_a_realistic_run_stores_each_surface_list_once() -> None:
     assert back == records
     back[0].extra["mine"] = True
     assert "mine" not in back[40].extra  # same table entry, its own dict
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(case_records(), max_size=8))
+def test_journal_lines_restore_records_exactly(records: list[CaseRecord]) -> None:
+    """A case line without its nulls and defaults reads back as the record does
+    from its full dict, value and type."""
+    for each in records:
+        line = json.loads(json.dumps(line_record(each)))
+        full = json.loads(json.dumps(each.to_dict()))
+        assert repr(CaseRecord.from_dict(line)) == repr(CaseRecord.from_dict(full))
+        assert repr(CaseRecord.from_dict(line)) == repr(each)
+
+
+def test_journal_lines_keep_values_that_only_equal_a_default(tmp_path: Path) -> None:
+    """A True level, a 1.0 level and a None node id are written (left out, they
+    would read back as 1 and ""); plain defaults are not; the journal gives every
+    record back as its full dict would."""
+    odd = [
+        record(sample=1, level=True),
+        record(sample=2, level=1.0),
+        record(sample=3, node_id=None, isolation="none"),
+    ]
+    plain = record(sample=5, extra={}, worker=None, suite="opinfo")
+    assert line_record(odd[0])["level"] is True
+    assert type(line_record(odd[1])["level"]) is float
+    assert line_record(odd[2])["node_id"] is None
+    assert "isolation" not in line_record(odd[2])
+    assert not {"extra", "worker", "suite", "crash", "level"} & set(line_record(plain))
+    path = tmp_path / "k_journal.jsonl"
+    with JournalWriter(path) as journal:
+        journal.run_start(metadata())
+        for each in [*odd, plain]:
+            journal.case(each)
+    back = list(read_journal(path).records.values())
+    full = [json.loads(json.dumps(r.to_dict())) for r in [*odd, plain]]
+    assert repr(back) == repr([CaseRecord.from_dict(f) for f in full])
+    assert len(path.read_text().splitlines()[-1]) < 330  # ~550 with every key

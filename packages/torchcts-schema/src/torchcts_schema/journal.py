@@ -3,6 +3,8 @@
 Only the controller process writes it. Each line carries a ``type`` tag (``run_start``,
 ``case``, ``case_block``, ``diagnostic``, ``run_end``) so readers can skip what they do not know. A line
 cut short by a kill is tolerated at the end of the file and repaired before appending.
+A case line leaves out the keys whose value is the one a missing key reads as
+(`line_record`), so the line holds what the case did, not twenty field names.
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ class JournalWriter:
         self.append("run_start", {"resumed": resumed, "metadata": metadata.to_dict()})
 
     def case(self, record: CaseRecord) -> None:
-        """Record one finished case."""
-        self.append("case", {"record": record.to_dict()})
+        """Record one finished case (`line_record`: its nulls and defaults left out)."""
+        self.append("case", {"record": line_record(record)})
 
     def case_block(self, records: list[CaseRecord]) -> None:
         """Record many cases in one compact line (selection's not_run accounting).
@@ -104,6 +106,30 @@ class JournalWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# what `CaseRecord.from_dict` makes of a key a line leaves out, field by field
+_BARE = CaseRecord.from_dict({"case_id": "", "status": "passed"})
+_WHEN_ABSENT = {
+    name: getattr(_BARE, name)
+    for name in codec.FIELD_NAMES
+    if name not in ("case_id", "status")  # required: always written
+}
+
+
+def line_record(record: CaseRecord) -> JsonDict:
+    """`record.to_dict()` less every key whose value, type included, is what
+    `CaseRecord.from_dict` gives for a missing one (null, ``"opinfo"``, level 1,
+    an empty ``extra``...): reading the line gives back the same record. Nulls
+    and defaults were a quarter of a level-4 journal (about 200 of 750 bytes a
+    case)."""
+    return {
+        name: value
+        for name, value in record.to_dict().items()
+        if name not in _WHEN_ABSENT
+        or type(value) is not type(default := _WHEN_ABSENT[name])
+        or value != default
+    }
 
 
 @dataclass
