@@ -26,6 +26,7 @@ from torchcts_schema import (
     load_result,
     make_case_id,
     node_id_for_case,
+    shared_codec,
 )
 
 KEY = "cpu_x86-64-2cpu-24gb"
@@ -102,25 +103,27 @@ def _counting(
 def test_the_end_of_a_run_converts_each_record_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
 ) -> None:
-    """From the last case to the written history and report, each record's
-    tolerance is converted once and each shared value keyed once; no record is
-    turned into a dict of its own; the columns are encoded once per block. The
-    counts are linear in the records: nothing walks them again."""
-    records = _records(count)
-    writer = _writer(tmp_path, records)
+    """Each record's shared values (surfaces, tolerance) are keyed once, as it is
+    journaled; from the last case to the written history and report none is keyed
+    again, each tolerance is converted once, no record becomes a dict of its own
+    and each block is encoded once. Every count is linear in the records."""
     monkeypatch.setattr(report_module, "_renderer_available", lambda: False)
     calls: Counter[str] = Counter()
+    _counting(monkeypatch, calls, shared_codec, "SHARED_KEY")
+    records = _records(count)
+    writer = _writer(tmp_path, records)
+    assert calls == {"SHARED_KEY": 2 * count}  # during the case phase
+    calls.clear()
+    _counting(monkeypatch, calls, codec, "SHARED_KEY")
     _counting(monkeypatch, calls, CaseRecord, "to_dict")
     _counting(monkeypatch, calls, ToleranceUsed, "to_dict")
     _counting(monkeypatch, calls, codec, "encode_records")
-    _counting(monkeypatch, calls, codec, "SHARED_KEY")
     _counting(monkeypatch, calls, RunArtifact, "from_records")
     done = writer.finish([r.case_id for r in records], interrupted=False)
     assert done.complete and done.history is not None
     assert calls == {
         "to_dict": count,  # CaseRecord's own: none, ToleranceUsed's: one each
         "encode_records": 2,  # results and not_run, once
-        "SHARED_KEY": 2 * count,  # the extra and tolerance of each result
         "from_records": 1,
     }
     assert load_result(tmp_path).results == records

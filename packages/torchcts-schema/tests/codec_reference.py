@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from torchcts_schema import ArtifactError, CaseRecord, make_case_id, node_id_for_case
-from torchcts_schema.codec import FIELD_NAMES, OMITTED_WHEN_NULL, SHARED_COLUMNS
+from torchcts_schema.codec import FIELD_NAMES, OMITTED_WHEN_NULL
+from torchcts_schema.shared_codec import SHARED_COLUMNS
 
 JsonDict = dict[str, Any]
 

@@ -20,6 +20,7 @@ from torchcts_schema import (
     NextFix,
     NotRunReason,
     RunArtifact,
+    SharedTexts,
     Status,
     ToleranceSource,
     ToleranceUsed,
@@ -295,3 +296,19 @@ def test_journal_lines_keep_values_that_only_equal_a_default(tmp_path: Path) -> 
     full = [json.loads(json.dumps(r.to_dict())) for r in [*odd, plain]]
     assert repr(back) == repr([CaseRecord.from_dict(f) for f in full])
     assert len(path.read_text().splitlines()[-1]) < 330  # ~550 with every key
+
+
+def test_a_value_changed_after_it_was_noted_keeps_its_noted_text() -> None:
+    """The history holds what the journal holds: the text noted as the record was
+    journaled, for every row that shares it."""
+    records = [
+        record(sample=i, extra={"surfaces": ["aten::add.out"]}) for i in range(4)
+    ]
+    known = SharedTexts()
+    for each in records:
+        known.note(each)
+    records[0].extra["surfaces"].append("aten::late")  # changed after journaling
+    back = codec.decode_records(
+        json.loads(json.dumps(codec.encode_records(records, known)))
+    )
+    assert [r.extra for r in back] == [{"surfaces": ["aten::add.out"]}] * 4

@@ -27,6 +27,7 @@ from torchcts_schema import (
     NextFix,
     NotRunReason,
     RunArtifact,
+    SharedTexts,
     Status,
     ToleranceSource,
     ToleranceUsed,
@@ -158,6 +159,30 @@ def test_encoding_equals_the_reference(records: list[CaseRecord]) -> None:
         assert json.dumps(encode_records(records)) == json.dumps(
             reference.encode_records(records)
         )
+
+
+@settings(max_examples=150, deadline=None)
+@given(record_lists(), st.data())
+def test_noted_texts_give_the_block_encoding_alone_gives(
+    records: list[CaseRecord], data: st.DataObject
+) -> None:
+    """Texts noted for some of the records (and for records with fresh values that
+    replaced them) leave the block, or the error, as encoding alone gives it."""
+    known = SharedTexts()
+    for each in records:
+        if data.draw(st.booleans()):
+            known.note(each)
+    for each in records:  # replaced: equal values, other objects
+        if isinstance(each.extra, dict):
+            known.note(dataclasses.replace(each, extra=dict(each.extra)))
+
+    def text(*args: Any) -> tuple[str, str]:  # the very records: no copy
+        try:
+            return "ok", json.dumps(encode_records(records, *args))
+        except Exception as exc:
+            return type(exc).__name__, str(exc)
+
+    assert text(known) == text()
 
 
 def _twins(first: dict[str, Any], second: dict[str, Any]) -> list[CaseRecord]:

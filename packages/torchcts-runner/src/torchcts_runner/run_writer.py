@@ -25,6 +25,7 @@ from torchcts_schema import (
     ResultsLayout,
     RunArtifact,
     RunMetadata,
+    SharedTexts,
     SnapshotWriter,
     Status,
     count_statuses,
@@ -81,6 +82,9 @@ class RunWriter:
         self.run_key = metadata.run_key
         self.layout = ResultsLayout(results_dir, metadata.run_key)
         self.records: dict[str, CaseRecord] = {}
+        # the JSON texts of each journaled record's tolerance and surfaces, noted
+        # during the case phase so the history does not encode them again at the end
+        self.texts = SharedTexts()
         self.diagnostics: dict[str, object] = {}
         self.journal_cases = 0
         self._on_record = on_record
@@ -166,7 +170,9 @@ class RunWriter:
         self.journal = JournalWriter(path)
         self.journal.run_start(self.metadata, resumed=prior is not None)
         self.snapshots = SnapshotWriter(
-            latest_path(self.results_dir, self.run_key), min_interval_s=self._interval
+            latest_path(self.results_dir, self.run_key),
+            min_interval_s=self._interval,
+            known=self.texts,
         )
         self.runlog = RunLog(runlog_path(self.results_dir, self.run_key))
         self.scratch.mkdir(parents=True, exist_ok=True)
@@ -237,6 +243,7 @@ class RunWriter:
         """Journal one finished case now, then maybe refresh the snapshot."""
         assert self.journal is not None and self.snapshots is not None
         self.journal.case(record)
+        self.texts.note(record)
         self.journal_cases += 1
         self.records.pop(record.case_id, None)
         self.records[record.case_id] = record
@@ -299,7 +306,9 @@ class RunWriter:
         if complete:
             self.journal.run_end(metadata)
             self.phase("writing history")
-            history = write_history(self.results_dir, self.run_key, artifact)
+            history = write_history(
+                self.results_dir, self.run_key, artifact, self.texts
+            )
         else:
             self.phase("writing the snapshot")
             self.snapshots.maybe_write(

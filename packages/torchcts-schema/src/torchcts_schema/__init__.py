@@ -167,6 +167,7 @@ from torchcts_schema.scrub import (
     scrub_text,
     scrub_value,
 )
+from torchcts_schema.shared_codec import SharedTexts
 from torchcts_schema.store import (
     SnapshotWriter,
     history_dir,
@@ -283,6 +284,7 @@ __all__ = [
     "RunMetadata",
     "SelectedCases",
     "Selection",
+    "SharedTexts",
     "SnapshotWriter",
     "Status",
     "ToleranceSource",

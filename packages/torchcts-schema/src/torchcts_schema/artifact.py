@@ -8,7 +8,7 @@ since only it has the whole file.
 
 Format 2 added the digest. Format 1 artifacts (no digest) still load, with every
 other check, so results written before it stay readable. Format 3 added the
-compact codec ``shared`` (`codec.SHARED_COLUMNS`: a column of JSON objects stored
+compact codec ``shared`` (`shared_codec`: a column of JSON objects stored
 once per distinct value); formats 1 and 2 load as before, and a reader of format
 2 refuses a format 3 file by its version rather than by an unknown codec.
 """
@@ -23,6 +23,7 @@ from torchcts_schema import codec
 from torchcts_schema.errors import ArtifactError
 from torchcts_schema.integrity import DIGEST_KEY, artifact_digest, check_block
 from torchcts_schema.records import CaseRecord, JsonDict, RunMetadata
+from torchcts_schema.shared_codec import SharedTexts
 from torchcts_schema.vocabulary import Status
 
 RESULT_FORMAT = "torchcts-result"
@@ -62,11 +63,16 @@ class RunArtifact:
 
 
 def encode_artifact(
-    artifact: RunArtifact, *, encoding: str = "auto", extra: JsonDict | None = None
+    artifact: RunArtifact,
+    *,
+    encoding: str = "auto",
+    extra: JsonDict | None = None,
+    known: SharedTexts | None = None,
 ) -> str:
     """JSON text of the artifact; ``auto`` keeps whichever encoding is smaller.
 
-    `extra` adds top-level keys (the snapshot's journal position) without a re-parse.
+    `extra` adds top-level keys (the snapshot's journal position) without a re-parse;
+    `known`: the shared values' texts noted as the records were journaled.
     """
     head: JsonDict = {
         "format": RESULT_FORMAT,
@@ -78,7 +84,7 @@ def encode_artifact(
         encoding == "auto"
         and len(artifact.results) + len(artifact.not_run) >= ALWAYS_COMPACT_FROM
     ):
-        return _compact(head, artifact)
+        return _compact(head, artifact, known)
     plain = _dumps(
         {
             **head,
@@ -91,7 +97,7 @@ def encode_artifact(
     )
     if encoding == "plain":
         return _with_digest(plain)
-    compact = _compact_text(head, artifact)
+    compact = _compact_text(head, artifact, known)
     return _with_digest(compact if len(compact) < len(plain) else plain)
 
 
@@ -103,18 +109,20 @@ def _with_digest(text: str) -> str:
     return f'{text[:-2]},"{DIGEST_KEY}":"{digest}"}}\n'
 
 
-def _compact(head: JsonDict, artifact: RunArtifact) -> str:
-    return _with_digest(_compact_text(head, artifact))
+def _compact(head: JsonDict, artifact: RunArtifact, known: SharedTexts | None) -> str:
+    return _with_digest(_compact_text(head, artifact, known))
 
 
-def _compact_text(head: JsonDict, artifact: RunArtifact) -> str:
+def _compact_text(
+    head: JsonDict, artifact: RunArtifact, known: SharedTexts | None
+) -> str:
     return _dumps(
         {
             **head,
             "encoding": "compact",
             "metadata": artifact.metadata.to_dict(),
-            "results": codec.encode_records(artifact.results),
-            "not_run": codec.encode_records(artifact.not_run),
+            "results": codec.encode_records(artifact.results, known),
+            "not_run": codec.encode_records(artifact.not_run, known),
             "diagnostics": artifact.diagnostics,
         }
     )

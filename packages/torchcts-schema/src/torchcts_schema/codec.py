@@ -5,14 +5,12 @@ and their ids are derivable from their parts. Storing each field as a column let
 column be a constant, a list of indexes into a string table, derived from other
 columns, or raw values, whichever is exact. Decoding gives back equal records.
 
-A column of JSON objects or lists (`SHARED_COLUMNS`: a case's tolerance, the
-aten surfaces its ``extra`` lists, crash, facts, CPU fallback) repeats a few
-thousand distinct values over a hundred thousand records: codec ``shared`` stores
-each distinct value once (two values are the same when their JSON text is) and
-an index per row. Records decoded from one table entry share its inner lists and
-dicts, as records decoded from a ``const`` column always have; each still owns
-its top-level ``extra`` and ``facts`` dicts, and a shared tolerance or crash is
-one frozen object.
+A column of JSON objects or lists (`SHARED_COLUMNS`: tolerance, the aten surfaces
+``extra`` lists, crash, facts, CPU fallback) is stored once per distinct value
+(codec ``shared``, `torchcts_schema.shared_codec`). Records decoded from one table
+entry share its inner lists and dicts, as records decoded from a ``const`` column
+always have; each still owns its top-level ``extra`` and ``facts`` dicts, and a
+shared tolerance or crash is one frozen object.
 
 A level-1 run writes a block of ~325,000 not_run records three times, so both
 directions work a column at a time in C-level passes (``map``, ``count``, ``set``)
@@ -28,7 +26,6 @@ loader runs first.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
@@ -54,17 +51,19 @@ from torchcts_schema.records import (
     ToleranceUsed,
     is_overload_list,
 )
+from torchcts_schema.shared_codec import (
+    JSON_FORM,
+    SHARED_COLUMNS,
+    SHARED_KEY,
+    SharedTexts,
+    shared_column,
+)
 from torchcts_schema.vocabulary import ExpectedSource, NextFix, NotRunReason, Status
 
 FIELD_NAMES = tuple(f.name for f in fields(CaseRecord))
 # fields added after the format was frozen: a column of nothing but nulls is left
 # out, so blocks of records without them stay byte-identical (absent means null)
 OMITTED_WHEN_NULL = ("tolerance", "facts", "repro", "cpu_fallback")
-# columns of JSON objects or lists, stored once per distinct value (format 3)
-SHARED_COLUMNS = ("crash", "extra", "tolerance", "facts", "cpu_fallback")
-# a value's identity in a shared table: its JSON text as artifacts and journals
-# spell it (compact separators, ASCII escapes)
-SHARED_KEY = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
 Columns = dict[str, list[Any]]
 _ID_PARTS = ("suite", "op", "variant", "dtype", "sample")
 _TEXT = (str, type(None))
@@ -112,18 +111,20 @@ _SETTERS = _slot_setters()
 _FILL_ROWS = 1024
 
 
-def encode_records(records: list[CaseRecord]) -> JsonDict:
-    """Column-wise form of `records`: what encoding each `to_dict` row would give."""
+def encode_records(
+    records: list[CaseRecord], known: SharedTexts | None = None
+) -> JsonDict:
+    """Column-wise form of `records`: what encoding each `to_dict` row would give.
+
+    `known`: texts of the records' shared values noted earlier (the same block,
+    without encoding those values again).
+    """
     with gc_paused():
         values = _columns(records)
-        values["crash"] = [None if c is None else c.to_dict() for c in values["crash"]]
-        values["tolerance"] = [
-            None if t is None else t.to_dict() for t in values["tolerance"]
-        ]
-        values["facts"] = [None if f is None else dict(f) for f in values["facts"]]
-        values["cpu_fallback"] = [
-            None if f is None else list(f) for f in values["cpu_fallback"]
-        ]
+        originals = {name: values[name] for name in SHARED_COLUMNS}
+        for name in ("crash", "tolerance", "facts", "cpu_fallback"):
+            form = JSON_FORM[name]
+            values[name] = [None if v is None else form(v) for v in values[name]]
         extras = values["extra"]
         empty = bool(extras) and set(map(type, extras)) == {dict} and not any(extras)
         if not empty:
@@ -135,7 +136,8 @@ def encode_records(records: list[CaseRecord]) -> JsonDict:
             if name == "extra" and empty:
                 columns[name] = {"codec": "const", "value": {}}
             else:
-                columns[name] = _encode_column(name, values[name], values)
+                hint = (originals.get(name), known)
+                columns[name] = _encode_column(name, values[name], values, hint)
     return {"count": len(records), "columns": columns}
 
 
@@ -174,7 +176,12 @@ def _columns(records: list[CaseRecord]) -> Columns:
     }
 
 
-def _encode_column(name: str, values: list[Any], parts: Columns) -> JsonDict:
+def _encode_column(
+    name: str,
+    values: list[Any],
+    parts: Columns,
+    hint: tuple[list[Any] | None, SharedTexts | None] = (None, None),
+) -> JsonDict:
     if values and _constant(values):
         return {"codec": "const", "value": values[0]}
     if name == "case_id" and values and _case_ids_derivable(values, parts):
@@ -191,33 +198,19 @@ def _encode_column(name: str, values: list[Any], parts: Columns) -> JsonDict:
             index = list(map(lookup.__getitem__, values))
             return {"codec": "intern", "table": table, "index": index}
     if name in SHARED_COLUMNS:
-        shared = _shared(values)
+        originals, known = hint
+        try:  # a value that is not JSON stays raw: the artifact's dump names it
+            if known is None or originals is None:
+                keys = list(map(SHARED_KEY, values))
+            else:
+                keys = known.keys(originals, values)
+        except (TypeError, ValueError):
+            keys = None
+        noted = known is not None and originals is not None
+        shared = None if keys is None else shared_column(values, keys, from_keys=noted)
         if shared is not None:
             return shared
     return {"codec": "raw", "values": values}
-
-
-def _shared(values: list[Any]) -> JsonDict | None:
-    """Each distinct JSON value once, in first-seen order, and an index per row
-    (None for null); None when a table would not halve the column, or a value is
-    not JSON (the artifact's own dump then names it)."""
-    try:
-        keys = list(map(SHARED_KEY, values))
-    except (TypeError, ValueError):
-        return None
-    order: dict[str, Any] = dict.fromkeys(keys)
-    order.pop("null", None)  # only None is spelt null: it stays a null index
-    if len(order) * 2 > len(values):
-        return None
-    # reversed, so that the first row with a text is the one that stays
-    first = dict(zip(reversed(keys), reversed(values), strict=True))
-    position: dict[str, int | None] = {key: i for i, key in enumerate(order)}
-    position["null"] = None
-    return {
-        "codec": "shared",
-        "table": [first[key] for key in order],
-        "index": list(map(position.__getitem__, keys)),
-    }
 
 
 def _constant(values: list[Any]) -> bool:

@@ -20,9 +20,9 @@ import json
 import re
 from typing import Any
 
-from torchcts_schema.codec import SHARED_KEY
 from torchcts_schema.errors import ArtifactError
 from torchcts_schema.records import CaseRecord, JsonDict, count_statuses
+from torchcts_schema.shared_codec import SHARED_KEY
 
 DIGEST_KEY = "digest"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from torchcts_schema.artifact import RunArtifact, encode_artifact
 from torchcts_schema.atomic import write_atomic, write_once
 from torchcts_schema.layout import ResultsLayout
+from torchcts_schema.shared_codec import SharedTexts
 
 REFERENCE_FORMAT = "torchcts-reference"
 REFERENCE_VERSION = 1
@@ -37,12 +38,19 @@ def utc_stamp(moment: datetime | None = None) -> str:
     return (moment or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
 
 
-def write_snapshot(path: Path, artifact: RunArtifact, journal_cases: int) -> None:
-    """Atomically write a recovery snapshot that knows how much journal it covers."""
+def write_snapshot(
+    path: Path,
+    artifact: RunArtifact,
+    journal_cases: int,
+    known: SharedTexts | None = None,
+) -> None:
+    """Atomically write a recovery snapshot that knows how much journal it covers
+    (`known`: the shared values' texts noted as the records were journaled)."""
     # the journal case count lets the loader see a newer journal without comparing
     # times; compact because a snapshot of a large run is rewritten many times
     extra = {"snapshot": {"journal_cases": journal_cases}}
-    write_atomic(path, encode_artifact(artifact, encoding="compact", extra=extra))
+    text = encode_artifact(artifact, encoding="compact", extra=extra, known=known)
+    write_atomic(path, text)
 
 
 class SnapshotWriter:
@@ -54,9 +62,15 @@ class SnapshotWriter:
     """
 
     def __init__(
-        self, path: Path, *, min_interval_s: float = 5.0, cost_factor: float = 20.0
+        self,
+        path: Path,
+        *,
+        min_interval_s: float = 5.0,
+        cost_factor: float = 20.0,
+        known: SharedTexts | None = None,
     ) -> None:
         self.path = path
+        self.known = known
         self.min_interval_s = min_interval_s
         self.cost_factor = cost_factor
         self._last = float("-inf")
@@ -77,19 +91,24 @@ class SnapshotWriter:
         if not force and now - self._last < self._wait:
             return False
         artifact, journal_cases = build()
-        write_snapshot(self.path, artifact, journal_cases)
+        write_snapshot(self.path, artifact, journal_cases, self.known)
         self._last = time.monotonic()
         self._wait = max(self.min_interval_s, self.cost_factor * (self._last - now))
         self.writes += 1
         return True
 
 
-def write_history(results_dir: Path, run_key: str, artifact: RunArtifact) -> Path:
-    """Write the canonical artifact once and point ``<key>_latest.json`` at it."""
+def write_history(
+    results_dir: Path,
+    run_key: str,
+    artifact: RunArtifact,
+    known: SharedTexts | None = None,
+) -> Path:
+    """Write the canonical artifact once and point ``<key>_latest.json`` at it
+    (`known`: the shared values' texts noted as the records were journaled)."""
     layout = ResultsLayout(results_dir, run_key)
-    target = write_once(
-        layout.history_dir / f"{utc_stamp()}.json", encode_artifact(artifact)
-    )
+    text = encode_artifact(artifact, known=known)
+    target = write_once(layout.history_dir / f"{utc_stamp()}.json", text)
     write_reference(layout.latest, target)
     return target
 
