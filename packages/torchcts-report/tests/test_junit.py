@@ -300,3 +300,82 @@ def test_list_all_gives_each_case_its_own_skip(tmp_path, syn):
     hostile = str(messages[recs[2].case_id][0])
     assert "\x00" not in hostile and "\x1b" not in hostile and "sparse" in hostile
     assert str(messages[recs[3].case_id][0]).startswith("not_run: device_count: ")
+
+
+def _hostile_artifact(syn):  # type: ignore[no-untyped-def]
+    """The mixed run plus records whose every string is markup, quotes, tabs,
+    newlines, control characters, a lone surrogate or bidi controls."""
+    odd = "a<b>&c \"q\" 's'\tt\nn \x00\x1b \ud800 \u202e"
+    records = [
+        *syn.mixed(),
+        syn.record(
+            odd,
+            status=Status.ERROR,
+            case_id=f"opinfo/{odd}/forward/float32/0",
+            exception_type=odd,
+            exception_message=odd,
+        ),
+        syn.record(
+            "lt<",
+            suite=odd,
+            status=Status.FAILED,
+            case_id="opinfo/lt</forward/float32/0",
+            mismatch=odd,
+            detail=odd,
+        ),
+        syn.record(
+            "skip",
+            status=Status.NOT_RUN,
+            source=None,
+            not_run_reason=NotRunReason.KNOWN_CRASH_NOT_EXECUTED,
+            detail=odd,
+        ),
+    ]
+    return syn.artifact(records)
+
+
+@pytest.mark.parametrize("list_all", [False, True])
+def test_the_text_is_what_element_tree_writes(tmp_path, syn, list_all):
+    """Parsed and written again by ElementTree, the document is the same text: the
+    writer spells elements, attributes, escapes and indents as ElementTree does."""
+    syn.write(tmp_path, _hostile_artifact(syn))
+    xml = render_junit(load_input(tmp_path), list_all=list_all)
+    head, body = xml.split("\n", 1)
+    assert head == '<?xml version="1.0" encoding="UTF-8"?>'
+    again = ET.tostring(ET.fromstring(body.encode("utf-8")), encoding="unicode")
+    assert f"{again}\n" == body
+    fresh = ET.fromstring(body.encode("utf-8"))  # and indent leaves it as it is
+    ET.indent(fresh, space="  ")
+    assert f"{ET.tostring(fresh, encoding='unicode')}\n" == body
+
+
+def test_a_small_run_reads_as_written_by_hand(tmp_path, syn):
+    """One passed and one failed case: the whole document, spelt out."""
+    passed = syn.record("add", duration_s=0.0125)
+    failed = syn.record("mul", status=Status.FAILED, mismatch='max diff "2" > 1')
+    syn.write(tmp_path, syn.artifact([passed, failed]))
+    xml = render_junit(load_input(tmp_path))
+    lines = xml.splitlines()
+    assert lines[1].startswith('<testsuites name="torchcts ') and lines[1].endswith(
+        'tests="2" failures="1" errors="0" skipped="0" time="0.013">'
+    )
+    assert lines[2] == (
+        '  <testsuite name="opinfo" tests="2" failures="1" errors="0" skipped="0" '
+        'time="0.013">'
+    )
+    assert lines[3] == "    <properties>"
+    assert lines[4].startswith('      <property name="backend" value="')
+    assert lines[11] == "    </properties>"
+    assert lines[12] == (
+        f'    <testcase classname="torchcts.opinfo.add" name="{passed.case_id}" '
+        'time="0.013" />'
+    )
+    assert lines[13] == (
+        f'    <testcase classname="torchcts.opinfo.mul" name="{failed.case_id}" '
+        'time="0.000">'
+    )
+    assert lines[14] == (
+        '      <failure type="mismatch" message="max diff &quot;2&quot; &gt; 1">'
+        "status: failed"
+    )
+    assert lines[-3:] == ["    </testcase>", "  </testsuite>", "</testsuites>"]
