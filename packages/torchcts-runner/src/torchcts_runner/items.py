@@ -126,7 +126,7 @@ def release_record(report: Any, record: CaseRecord) -> None:
     """Once `record` is journaled its report keeps only the status word.
 
     pytest's terminal reporter holds every report until the session ends (at level 4
-    about 82,000 call reports, each with its record's JSON text), and everything
+    about 105,000 call reports, each with its record's JSON text), and everything
     held then is still on the heap at exit.
     """
     setattr(report, STATUS_ATTRIBUTE, record.status.value)
