@@ -103,3 +103,19 @@ def test_a_cached_refresh_imports_no_torch(tmp_path: Path) -> None:
         "torch not imported",
     ]
     assert (tmp_path / "run" / "coverage" / "summary.md").read_text() == "cached\n"
+
+
+def test_warming_audits_once_and_the_refresh_then_copies(
+    tmp_path: Path, audits: list[Path]
+) -> None:
+    """warm() makes the entry (the audit runs there, not in the run's tail); the
+    refresh after it only copies; warming a complete entry again does nothing."""
+    coverage_refresh.warm()
+    assert audits == [coverage_refresh.refresh_cache_dir()]
+    coverage_refresh.warm()
+    line = coverage_refresh.refresh(tmp_path / "run")
+    assert len(audits) == 1
+    assert line.endswith(f"; {tmp_path / 'run' / 'coverage'}/")
+    assert (tmp_path / "run" / "coverage" / "summary.md").read_text() == (
+        "audit number 1\n"
+    )

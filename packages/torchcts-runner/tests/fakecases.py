@@ -105,10 +105,25 @@ def case_surfaces(spec: CaseSpec) -> tuple[str, ...]:
     return (f"aten::{spec.op}.Tensor",) if spec.op in listed else spec.surfaces
 
 
+def warm_coverage() -> None:
+    """With FAKE_COVERAGE set: note the call (and its thread) in FAKE_COVERAGE."""
+    _note_coverage("warm")
+
+
+def _note_coverage(what: str) -> None:
+    import threading
+
+    log = os.environ.get("FAKE_COVERAGE")
+    if log and log != "1":
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{what} {threading.current_thread().name}\n")
+
+
 def refresh_coverage(results_dir: Path) -> str | None:
     """With FAKE_COVERAGE set: write coverage/summary.md and say so (whole runs)."""
     if not os.environ.get("FAKE_COVERAGE"):
         return None
+    _note_coverage("refresh")
     (results_dir / "coverage").mkdir(parents=True, exist_ok=True)
     (results_dir / "coverage" / "summary.md").write_text("fake\n", encoding="utf-8")
     return "coverage: fake summary written"

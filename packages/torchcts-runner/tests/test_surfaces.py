@@ -81,13 +81,20 @@ def test_a_whole_run_refreshes_coverage_and_a_subset_does_not(
     """The case source's refresh_coverage runs once a whole run completed (its line
     in the summary); a run of some ops leaves coverage/ alone."""
     use_fake_source(pytester, monkeypatch)
-    monkeypatch.setenv("FAKE_COVERAGE", "1")
+    log = pytester.path / "coverage-calls.txt"
+    monkeypatch.setenv("FAKE_COVERAGE", str(log))
     write_manifest(pytester, ["ok", "wrong"])
     subset = pytester.runpytest_subprocess(*run_args("--torchcts-op", "ok"))
     assert subset.ret == 0, subset.stdout.str()
     assert not (pytester.path / "results" / "coverage").exists()
+    assert not log.exists()
     whole = pytester.runpytest_subprocess(*run_args())
     assert whole.ret == 1, whole.stdout.str()
     assert "coverage: fake summary written" in whole.stdout.str()
     summary = pytester.path / "results" / "coverage" / "summary.md"
     assert summary.read_text() == "fake\n"
+    # prepared once in a thread while the cases ran, then written at the end
+    assert log.read_text().splitlines() == [
+        "warm torchcts-coverage-warm-up",
+        "refresh MainThread",
+    ]

@@ -4,7 +4,7 @@ sources and manifest selection.
 Public API (see docs/contracts.md): `CaseSpec`, `Selection`, `SelectedCases`,
 `select_cases`, `get_case`, `prepare` -> `PreparedCase`, `Verdict`,
 `OracleUnavailable`, `write_oracle_failure`, `warm_up`, `import_case_tables`,
-`watch_fallbacks`, `case_surfaces`, `refresh_coverage`.
+`watch_fallbacks`, `case_surfaces`, `refresh_coverage`, `warm_coverage`.
 """
 
 from __future__ import annotations
@@ -99,6 +99,14 @@ def refresh_coverage(results_dir: Path) -> str:
     return refresh(results_dir)
 
 
+def warm_coverage() -> None:
+    """Prepare what `refresh_coverage` will copy (a run calls it while its cases run,
+    so a refresh with new inputs does not sit in the tail after the last case)."""
+    from torchcts_cases.coverage_refresh import warm
+
+    warm()
+
+
 def warm_up(specs: Iterable[CaseSpec] | None = None) -> None:
     """Import what the cases will need before the first one starts its clock.
 
@@ -154,6 +162,7 @@ __all__ = [
     "select_cases",
     "tolerance_for",
     "use_inputs_from",
+    "warm_coverage",
     "warm_up",
     "watch_fallbacks",
     "write_oracle_failure",

@@ -33,6 +33,21 @@ def refresh(results_dir: Path) -> str:
     saying what it holds and where."""
     out = Path(results_dir) / COVERAGE_DIR
     entry = refresh_cache_dir()
+    phrase = _ensure(entry)
+    for source in sorted((entry / COVERAGE_DIR).iterdir()):
+        write_atomic(out / source.name, source.read_bytes())
+    return f"{phrase}; {out}/"
+
+
+def warm() -> None:
+    """Make the cache entry of the current inputs, so the refresh after the run
+    only copies it: a run calls this while its cases run (a new entry audits, about
+    3 CPU-s and an import of torch, which would otherwise sit in the run's tail)."""
+    _ensure(refresh_cache_dir())
+
+
+def _ensure(entry: Path) -> str:
+    """The entry's phrase, auditing into it first when it is not complete."""
     phrase = _cached_phrase(entry)
     if phrase is None:
         from torchcts_cases.coverage import refresh as audit_refresh
@@ -40,9 +55,7 @@ def refresh(results_dir: Path) -> str:
         line = audit_refresh(entry)
         phrase = line.removesuffix(f"; {entry / COVERAGE_DIR}/")
         write_atomic(entry / PHRASE, phrase)
-    for source in sorted((entry / COVERAGE_DIR).iterdir()):
-        write_atomic(out / source.name, source.read_bytes())
-    return f"{phrase}; {out}/"
+    return phrase
 
 
 def refresh_cache_dir() -> Path:
@@ -78,4 +91,4 @@ def _cached_phrase(entry: Path) -> str | None:
         return None
 
 
-__all__ = ["refresh", "refresh_cache_dir"]
+__all__ = ["refresh", "refresh_cache_dir", "warm"]

@@ -131,6 +131,13 @@ class CaseSource:
         refresh = getattr(self._module, "refresh_coverage", None)
         return None if refresh is None else str(refresh(results_dir))
 
+    def warm_coverage(self) -> None:
+        """The source's ``warm_coverage()`` (prepares what `refresh_coverage`
+        writes), nothing without one."""
+        warm = getattr(self._module, "warm_coverage", None)
+        if warm is not None:
+            warm()
+
     def spec_from_dict(self, data: dict[str, Any]) -> CaseSpec:
         """Inverse of ``CaseSpec.to_dict``."""
         return cast(CaseSpec, self._module.CaseSpec.from_dict(data))

@@ -39,6 +39,7 @@ from torchcts_schema import (
 from torchcts_runner.background_plan import BackgroundPlan
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
 from torchcts_runner.classify import exception_type_name
+from torchcts_runner.coverage_warmup import CoverageWarmUp
 from torchcts_runner.crash_evidence import read_evidence
 from torchcts_runner.crash_handling import CrashHandling
 from torchcts_runner.crash_recorder import CrashRecorder
@@ -119,6 +120,9 @@ class ControllerRole:
         self.write_error: ArtifactWriteError | None = None  # the disk is full
         self.session: pytest.Session | None = None
         self.memory = MemoryTally()  # device memory per executing process
+        self.coverage = CoverageWarmUp(
+            settings.case_source, wanted=not settings.is_subset
+        )
 
     # -- before the run: read-only --------------------------------------------------
 
@@ -350,6 +354,7 @@ class ControllerRole:
         self.in_flight.pop(report.nodeid, None)
         if self.probes is not None:
             self.probes.begin()  # a case has ended: the workers have started (once)
+        self.coverage.start()  # the same moment, once: see coverage_warmup
 
     def _stop_writing(self, exc: ArtifactWriteError) -> None:
         """A write failed (disk full, read-only...): say so once and stop the run.
@@ -532,6 +537,7 @@ class ControllerRole:
     def _refresh_coverage(self) -> list[str]:
         """results/coverage/ from the case source's cached trace, as the results page
         lists it among a full run's files; a failure there never fails the run."""
+        self.coverage.wait()
         try:
             source = load_case_source(self.settings.case_source)
             line = source.refresh_coverage(self.settings.results_dir)
