@@ -227,3 +227,26 @@ def test_a_kernel_raising_in_a_backward_pass_is_an_exception_not_an_abort() -> N
     assert done.returncode == 0, done.stderr[-2000:]
     assert "raised: Could not run 'aten::where.self'" in done.stdout
     assert "fell back: ('aten::mul.out',)" in done.stdout
+
+
+def test_a_route_follows_a_kernel_the_backend_registers_or_drops_later() -> None:
+    """A route found while the generic kernel served an overload turns into the
+    backend's kernel once the backend registers one (simdev's own_kernel rule), and
+    back when it drops it: a stale route would run the generic kernel past it."""
+    name = "aten::_foreach_add.List_out"
+    assert (
+        kernel_route(name, "PrivateUse1")
+        is torch._C.DispatchKey.CompositeExplicitAutograd
+    )
+    torchcts_simdev.configure(
+        {
+            "name": "own",
+            "rules": [{"op": name, "fault": "wrong_values", "own_kernel": True}],
+        }
+    )
+    assert kernel_route(name, "PrivateUse1") == KERNEL
+    torchcts_simdev.configure("clean")
+    assert (
+        kernel_route(name, "PrivateUse1")
+        is torch._C.DispatchKey.CompositeExplicitAutograd
+    )

@@ -64,20 +64,37 @@ _GENERIC = (
 _NEVER = frozenset(("cpu", "meta"))
 
 
-@cache
 def kernel_route(name: str, key: str) -> object:
     """How overload `name` is served for dispatch key `key`: `KERNEL` (registered
     for the key), the DispatchKey of the generic kernel, `FALLBACK` (the key's
-    backend fallback), or None (nothing: calling it raises)."""
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
-    if has(name, key):
+    backend fallback), or None (nothing: calling it raises).
+
+    Kept per process, but a backend may register or drop a kernel of its own after
+    the route was found (simdev does as fault profiles change), so each use checks
+    that one fact again: a stale "generic" route would have the watch run the generic
+    kernel itself, past the backend's own.
+    """
+    own = torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+    found = _ROUTES.get((name, key), _UNKNOWN)
+    if found is _UNKNOWN or (found is KERNEL) != own:
+        found = _ROUTES[(name, key)] = _route(name, key, own)
+    return found
+
+
+def _route(name: str, key: str, own: bool) -> object:
+    if own:
         return KERNEL
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
     for generic in _GENERIC:
         if has(name, generic):
             return getattr(torch._C.DispatchKey, generic)
     if torch._C._dispatch_has_backend_fallback(getattr(torch._C.DispatchKey, key)):
         return FALLBACK
     return None
+
+
+_ROUTES: dict[tuple[str, str], object] = {}
+_UNKNOWN = object()
 
 
 @cache
