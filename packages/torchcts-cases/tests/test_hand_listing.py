@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from torchcts_cases import hand_listing
+from torchcts_cases import hand_listing, index
 from torchcts_cases.suites import all_hand_cases
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -20,7 +21,8 @@ SELECT_WITHOUT_TORCH = textwrap.dedent(
     import sys
     from torchcts_schema import load_manifest
     from torchcts_cases import Selection, select_cases
-    selected = select_cases(load_manifest("manifests/cpu.py"), Selection(level=2))
+    selection = Selection(level=2, record_outside=False)
+    selected = select_cases(load_manifest("manifests/cpu.py"), selection)
     print(len(selected.runnable))
     print("torch imported" if "torch" in sys.modules else "torch not imported")
     """
@@ -58,6 +60,9 @@ def test_the_listing_is_every_hand_case_with_its_requirements() -> None:
 def test_selection_reads_the_cache_and_never_imports_torch(tmp_path: Path) -> None:
     """The first selection builds the listing (importing the suites, so torch);
     the next, in a fresh interpreter, selects the same cases without torch."""
+    index.shard("float32")  # this process's index, copied: only the listing is new
+    built = index.index_dir()
+    shutil.copytree(built, tmp_path / built.relative_to(index.cache_root()))
     first = _select_in_a_fresh_interpreter(tmp_path)
     assert first[1] == "torch imported"
     cached = list(tmp_path.glob("hand-listing-v*/*/*.json"))
