@@ -8,11 +8,16 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 from torchcts_cases import get_case, prepare
+from torchcts_cases.dispatch_recorder import RouteRecorder
+from torchcts_cases.fallback_watch import route_recorder_off
 from torchcts_cases.upstream_defects import (
     DEFECTS,
+    MODE_DEFECTS,
     cpu_disagrees,
     defect_for,
+    mode_defect_for,
     out_metadata_mismatch,
 )
 from torchcts_schema import Manifest
@@ -104,3 +109,34 @@ def test_every_entry_is_complete_and_only_ops_it_names_are_covered() -> None:
             assert defect_for(op, defect.variant) is defect
     assert defect_for("fft.ihfft", "out") is None
     assert defect_for("fft.ihfftn", "forward") is None
+
+
+class _Bystander(TorchDispatchMode):
+    """A dispatch mode that passes every call through unchanged."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        return func(*args, **(kwargs or {}))
+
+
+def test_the_mode_defect_reproduces_on_the_installed_torch() -> None:
+    """matrix_rank(out=) writes out without a dispatch mode and leaves it as it was
+    with one that changes nothing: when a torch release fixes it, this fails and the
+    MODE_DEFECTS entry is removed."""
+    eye = torch.eye(3, dtype=torch.float64)
+    out = torch.full((), -7, dtype=torch.int64)
+    torch.linalg.matrix_rank(eye, out=out)
+    assert out.item() == 3
+    out = torch.full((), -7, dtype=torch.int64)
+    with _Bystander():
+        torch.linalg.matrix_rank(eye, out=out)
+    assert out.item() == -7
+    assert mode_defect_for("linalg.matrix_rank", "out") in MODE_DEFECTS
+
+
+def test_the_watch_steps_aside_only_for_its_own_mode() -> None:
+    """route_recorder_off pops TorchCTS's route recorder, never another mode (a
+    compiler's tracing stays on)."""
+    with RouteRecorder("simdev", lambda name: None), route_recorder_off():
+        assert _get_current_dispatch_mode() is None
+    with _Bystander() as other, route_recorder_off():
+        assert _get_current_dispatch_mode() is other

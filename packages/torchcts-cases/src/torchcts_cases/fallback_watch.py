@@ -216,6 +216,24 @@ def _mode_off_in_backward(mode: RouteRecorder) -> Iterator[None]:
         setattr(autograd, "_engine_run_backward", original)  # noqa: B010
 
 
+@contextlib.contextmanager
+def route_recorder_off() -> Iterator[None]:
+    """The watch's dispatch mode off the stack while the block runs, when it is the
+    innermost mode: for a call PyTorch computes differently under any dispatch mode
+    (a reviewed upstream defect, `torchcts_cases.upstream_defects.MODE_DEFECTS`).
+    A fallback in the block is then seen only through its warning."""
+    from torch.utils._python_dispatch import (
+        _get_current_dispatch_mode,
+        _pop_mode_temporarily,
+    )
+
+    if not isinstance(_get_current_dispatch_mode(), RouteRecorder):
+        yield
+        return
+    with _pop_mode_temporarily():
+        yield
+
+
 def watch_fallbacks(device: str) -> FallbackWatch:
     """A `FallbackWatch` for a run on `device` (the case source's optional hook)."""
     return FallbackWatch(device)

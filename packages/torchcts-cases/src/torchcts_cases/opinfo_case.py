@@ -11,7 +11,8 @@ the device alike.
 
 from __future__ import annotations
 
-import re
+import contextlib
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -20,7 +21,9 @@ from torchcts_schema import Manifest
 from torchcts_cases import opinfo_source
 from torchcts_cases.compare import RaisedError, compare
 from torchcts_cases.cpu_pinned import cpu_pinned, pinned_tensors
+from torchcts_cases.device_choices import resolve_for
 from torchcts_cases.dispatch_recorder import overloads_reached
+from torchcts_cases.fallback_watch import route_recorder_off
 from torchcts_cases.layout_contract import (
     FUNCTIONAL_VARIANTS,
     Expected,
@@ -31,6 +34,16 @@ from torchcts_cases.layout_contract import (
 )
 from torchcts_cases.legal import judge_legal
 from torchcts_cases.nonfinite import NonfiniteSample, with_nonfinite
+from torchcts_cases.opinfo_errors import (
+    DEVICE_ERROR_NOTE,
+    LEGAL_CALL_NOTE,
+    device_expectation,
+    expected_error,
+    is_unsupported,
+    reject_not_implemented,
+)
+from torchcts_cases.opinfo_marks import errors_marked_failing
+from torchcts_cases.out_call import empty_like_on, out_kwargs, out_names
 from torchcts_cases.prepared import PreparedCase
 from torchcts_cases.replay import Replay, capture
 from torchcts_cases.repro import opinfo_repro
@@ -39,9 +52,12 @@ from torchcts_cases.spec import CaseSpec, OracleUnavailable, Verdict, case_seed
 from torchcts_cases.tolerances import Tolerance, judge_with_provenance
 from torchcts_cases.transfer import backward_loss, tensors_in, to_device, to_host
 from torchcts_cases.upstream_defects import (
+    ModeDefect,
     UpstreamDefect,
+    bystander_mode,
     cpu_disagrees,
     defect_for,
+    mode_defect_for,
     out_metadata_mismatch,
 )
 
@@ -77,6 +93,18 @@ class OpInfoCase(PreparedCase):
         # result layouts that are contract (`torchcts_cases.layout_contract`),
         # found while the CPU reference runs
         self._layout: tuple[Expected, ...] = ()
+        # an error input PyTorch's own review calls a legal call, and OpInfo's
+        # expected error on the device when it is not the CPU's (`opinfo_errors`)
+        self._legal_call = False
+        self._device_error: RaisedError | None = None
+        # a reviewed call PyTorch changes under any dispatch mode, shown by this
+        # sample on the CPU: the device runs it with TorchCTS's watch off
+        self._mode_defect: ModeDefect | None = None
+        self._out_fill: int | None = None  # what out= tensors hold before the call
+        self._stepped_aside = False  # the device's out= call ran without the watch
+        # what the CPU's call resolved as PyTorch does for the manifest's device
+        # (`torchcts_cases.device_choices`)
+        self._choice_note: str | None = None
 
     # -- inputs -------------------------------------------------------------------
     def item(self) -> Any:
@@ -140,7 +168,7 @@ class OpInfoCase(PreparedCase):
         except Exception as exc:
             result = RaisedError.of(exc, self._pattern())
         if self.spec.variant == "error_inputs":
-            result = self._check_cpu_error(result)
+            result, self._legal_call = expected_error(self.op, self.item(), result)
         self._reference = result
         return result
 
@@ -149,10 +177,15 @@ class OpInfoCase(PreparedCase):
         expected = self.reference()
         if not isinstance(expected, RaisedError):
             return self._execute(device)
+        if self.spec.variant == "error_inputs" and device != "cpu" and not self._replay:
+            with route_recorder_off():  # building the input is not the case's call
+                self._device_error = device_expectation(
+                    self.op, self.built_from, device, self.item(), expected
+                )
         try:
             return self._execute(device)
         except Exception as exc:
-            if self._is_unsupported(exc, expected):
+            if is_unsupported(self.manifest.unsupported_patterns, exc, expected):
                 raise
             return RaisedError.of(exc)
 
@@ -169,6 +202,8 @@ class OpInfoCase(PreparedCase):
         if isinstance(expected, RaisedError) and self.spec.variant != "error_inputs":
             # a generic CPU error (not an OpInfo error input): the type is the contract
             expected = RaisedError(expected.type_name, expected.message, expected.mro)
+        if isinstance(expected, RaisedError) and self._device_error is not None:
+            expected = self._device_error
 
         def mismatch_under(tol: Tolerance) -> str | None:
             if not isinstance(expected, RaisedError):
@@ -181,9 +216,20 @@ class OpInfoCase(PreparedCase):
                 expected, observed, metadata_only=metadata_only, tolerance=tol
             )
 
-        return judge_with_provenance(
+        verdict = judge_with_provenance(
             mismatch_under, self.spec.dtype, self.spec.op, self.manifest.tolerances
         )
+        notes = [
+            LEGAL_CALL_NOTE if self._legal_call else "",
+            DEVICE_ERROR_NOTE if self._device_error is not None else "",
+            self._mode_defect.note()
+            if self._mode_defect is not None and self._stepped_aside
+            else "",
+            self._choice_note or "",
+        ]
+        if any(notes):
+            return replace(verdict, note="; ".join(n for n in notes if n))
+        return verdict
 
     def facts(
         self, expected: object, observed: object, *, metadata_only: bool = False
@@ -213,7 +259,13 @@ class OpInfoCase(PreparedCase):
 
     def saved_inputs(self) -> bytes | None:
         """The capsule a rerun of this case replays instead of importing OpInfo, or
-        None when it would not be exact (`torchcts_cases.replay.capture`)."""
+        None when it would not be exact (`torchcts_cases.replay.capture`; a capsule
+        carries no OpInfo marks nor OpInfo's error for the device, which decide how
+        an error input is judged)."""
+        if self.spec.variant == "error_inputs" and (
+            errors_marked_failing(self.op) or self._device_error is not None
+        ):
+            return None
         return capture(self.spec, self.op, self.item(), self.cpu_pinned())
 
     # -- execution -----------------------------------------------------------------
@@ -235,12 +287,19 @@ class OpInfoCase(PreparedCase):
             grad=grad,
             keep_on_cpu=keep,
         )
+        if device == "cpu":
+            (inp, args, kwargs), note = resolve_for(
+                (inp, args, kwargs), self.manifest.device
+            )
+            self._choice_note = self._choice_note or note
         if variant == "noncontiguous":
             inp, args, kwargs = opinfo_source.make_noncontiguous((inp, args, kwargs))
         fn = opinfo_source.variant_callable(self.op, variant)
         if variant == "out":
             return self._execute_out(fn, inp, args, kwargs, device)
         result = fn(inp, *args, **kwargs)
+        if variant == "error_inputs":
+            reject_not_implemented(result)
         if variant == "inplace":
             if contract:
                 self._layout = inplace_contract(self.op, kwargs, inp)
@@ -264,8 +323,14 @@ class OpInfoCase(PreparedCase):
     def _execute_out(
         self, fn: Any, inp: Any, args: Any, kwargs: dict[str, Any], device: str
     ) -> object:
-        out = _empty_like_on(self._template(), device)
-        returned = fn(inp, *args, **kwargs, out=out)
+        out = empty_like_on(self._template(), device)
+        if self._out_fill is not None:
+            for t in tensors_in(out):
+                t.fill_(self._out_fill)
+        aside = self._mode_defect is not None and device != "cpu"
+        self._stepped_aside |= aside
+        with route_recorder_off() if aside else contextlib.nullcontext():
+            returned = fn(inp, *args, **kwargs, **out_kwargs(fn, out))
         same = all(
             a is b for a, b in zip(tensors_in(returned), tensors_in(out), strict=False)
         )
@@ -294,6 +359,30 @@ class OpInfoCase(PreparedCase):
             and cpu_disagrees(self._template(), cpu_out["output"])
         ):
             self._defect = defect
+        mode_defect = mode_defect_for(self.spec.op, "out")
+        if mode_defect is not None and self._out_ignored_under_a_mode():
+            self._mode_defect = mode_defect
+
+    def _out_ignored_under_a_mode(self) -> bool:
+        """Does CPU's out= call, with a do-nothing dispatch mode on, keep what out
+        held before (two fills, two results)? Then the reviewed mode defect shows on
+        this sample; once PyTorch is fixed it does not, and the watch stays on."""
+        found = []
+        for fill in (0, 1):
+            self._out_fill = fill
+            try:
+                with bystander_mode():
+                    found.append(self._execute("cpu"))
+            finally:
+                self._out_fill = None
+        outputs = [r["output"] for r in found if isinstance(r, dict)]
+        return len(outputs) == 2 and cpu_disagrees(*outputs)
+
+    def out_names(self) -> tuple[str, ...] | None:
+        """The schema names the out= call passes its outputs by, when not ``out=``
+        (`torchcts_cases.out_call`)."""
+        fn = opinfo_source.variant_callable(self.op, "out")
+        return out_names(fn, len(tensors_in(self._template())))
 
     def _template(self) -> Any:
         """The functional CPU result: the expected out= contents and their shapes."""
@@ -340,33 +429,6 @@ class OpInfoCase(PreparedCase):
             return None
         return str(self.item().error_regex)
 
-    def _check_cpu_error(self, result: object) -> RaisedError:
-        item = self.item()
-        if not isinstance(result, RaisedError):
-            raise OracleUnavailable(
-                f"CPU did not raise for OpInfo error input (expected {item.error_type.__name__})"
-            )
-        if item.error_type.__name__ not in result.mro or not re.search(
-            item.error_regex, result.message
-        ):
-            raise OracleUnavailable(
-                f"CPU raised {result.type_name}: {result.message[:120]!r}, not "
-                f"{item.error_type.__name__} matching {item.error_regex!r} as OpInfo says"
-            )
-        return RaisedError(
-            item.error_type.__name__, result.message, result.mro, item.error_regex
-        )
-
-    def _is_unsupported(self, exc: BaseException, expected: RaisedError) -> bool:
-        """A backend 'not implemented' is reported as such, unless CPU said the same."""
-        text = f"{type(exc).__name__}: {exc}"
-        for pattern in self.manifest.unsupported_patterns:
-            if re.search(pattern, text) and not re.search(
-                pattern, f"{expected.type_name}: {expected.message}"
-            ):
-                return True
-        return False
-
 
 def _dispatched(fn: Any, inputs: tuple[Any, Any, dict[str, Any]]) -> list[str]:
     """The aten overloads `fn` dispatches on copies of the CPU inputs (aliasing
@@ -377,17 +439,3 @@ def _dispatched(fn: Any, inputs: tuple[Any, Any, dict[str, Any]]) -> list[str]:
         return overloads_reached(lambda: fn(inp, *args, **kwargs))
     finally:
         set_rng_state(state)
-
-
-def _empty_like_on(template: Any, device: str) -> Any:
-    if isinstance(template, torch.Tensor):
-        if template.layout != torch.strided:  # sparse outputs need their layout
-            return torch.empty_like(template).to(device)
-        return torch.empty(template.shape, dtype=template.dtype, device=device)
-    if isinstance(template, list | tuple):
-        return (
-            type(template)(_empty_like_on(t, device) for t in template)
-            if not hasattr(template, "_fields")
-            else tuple(_empty_like_on(t, device) for t in template)
-        )
-    raise OracleUnavailable(f"out= template of type {type(template).__name__}")

@@ -22,6 +22,7 @@ from torchcts_cases.edge_samples import EdgeFinder
 from torchcts_cases.inductor_stand_in import without_inductor
 from torchcts_cases.levels import FOREACH_PREFIX, op_family
 from torchcts_cases.nonfinite import has_targets, nonfinite_not_valid
+from torchcts_cases.opinfo_marks import compare_cpu_skip
 from torchcts_cases.sample_stream import (
     PassExhausted,
     SampleStreams,
@@ -148,7 +149,7 @@ def comparison_policy(op: Any) -> tuple[str, str | None, str | None]:
     OpInfo marks ops whose CPU and device results may legally differ by skipping its
     ``test_compare_cpu``; we honour that instead of comparing values that cannot agree.
     """
-    reason = _compare_cpu_skip(op)
+    reason = compare_cpu_skip(op)
     if op.name in _UNORDERED_OPS:
         return "legal_output", "unordered", None
     if op.has_nondeterministic_output or (
@@ -160,23 +161,6 @@ def comparison_policy(op: Any) -> tuple[str, str | None, str | None]:
     if op.name in TIE_OPS:
         return "legal_output", "ties", None
     return "cpu_reference", None, None
-
-
-def _compare_cpu_skip(op: Any) -> str | None:
-    for info in op.decorators:
-        if getattr(info, "test_name", None) != "test_compare_cpu":
-            continue
-        if info.device_type is not None or info.dtypes is not None:
-            continue
-        if not info.active_if:
-            continue
-        for decorator in info.decorators:
-            if "skip" not in getattr(decorator, "__qualname__", ""):
-                continue  # expectedFailure marks a known bug: compare and report it
-            cells = getattr(decorator, "__closure__", None) or ()
-            texts = [c.cell_contents for c in cells if isinstance(c.cell_contents, str)]
-            return texts[0] if texts else "skipped"
-    return None
 
 
 def surfaces(op: Any) -> tuple[str, ...]:

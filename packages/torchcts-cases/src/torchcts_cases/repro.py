@@ -33,6 +33,7 @@ class _OpInfoLike(Protocol):
     def sample(self) -> Any: ...
     def cpu_pinned(self) -> frozenset[int]: ...
     def tolerance(self, dtype: str) -> tuple[float, float]: ...
+    def out_names(self) -> tuple[str, ...] | None: ...
 
 
 def header(spec: CaseSpec, backend_import: str | None, options: dict[str, Any]) -> str:
@@ -116,7 +117,8 @@ def opinfo_repro(
             "input, args, kwargs = sample.input, sample.args, sample.kwargs",
         ]
         lines += _placement_lines(sample)
-    lines += [RUNTIME, opinfo_run_block(spec.variant)]
+    names = case.out_names() if spec.variant == "out" else None
+    lines += [RUNTIME, opinfo_run_block(spec.variant, names)]
     return "\n".join(lines) + "\n"
 
 

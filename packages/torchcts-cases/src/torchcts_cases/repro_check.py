@@ -158,8 +158,10 @@ def settings_block(
     )
 
 
-def opinfo_run_block(variant: str) -> str:
-    """``run(device)``: the OpInfo call of one variant on copies of the inputs."""
+def opinfo_run_block(variant: str, out_names: tuple[str, ...] | None = None) -> str:
+    """``run(device)``: the OpInfo call of one variant on copies of the inputs;
+    `out_names`: the schema names an out= call passes its outputs by, when not
+    ``out=`` (`torchcts_cases.out_call`)."""
     lines = [
         "",
         "def run(device):",
@@ -184,7 +186,9 @@ def opinfo_run_block(variant: str) -> str:
         lines += [
             "    cpu_in, cpu_a, cpu_kw = to_dev((input, args, kwargs), 'cpu')",
             "    out = empty_on(op.op(cpu_in, *cpu_a, **cpu_kw), device)",
-            "    fn(inp, *a, **kw, out=out)",
+            f"    fn(inp, *a, **kw, **dict(zip({out_names!r}, out)))"
+            if out_names
+            else "    fn(inp, *a, **kw, out=out)",
             "    return out",
         ]
     elif variant == "inplace":

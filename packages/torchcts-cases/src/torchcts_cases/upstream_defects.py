@@ -1,5 +1,8 @@
 """Reviewed upstream defects: places where PyTorch's CPU disagrees with itself, so the
-CPU cannot be the oracle for the values and a reviewed reference takes its place.
+CPU cannot be the oracle for the values and a reviewed reference takes its place; and
+calls that take another path in PyTorch whenever a Python dispatch mode is on, so
+TorchCTS's own watch (a dispatch mode, `torchcts_cases.fallback_watch`) would change
+the device's result and is taken off for them.
 
 An entry names the ops and variant it covers, the upstream defect (its cause in
 PyTorch's source and the issue text to file), and what stays judged. It applies to one
@@ -11,7 +14,12 @@ validation too) until someone reviews it and adds an entry.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
+
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchcts_cases.transfer import tensors_in
 
@@ -63,6 +71,76 @@ def defect_for(op: str, variant: str) -> UpstreamDefect | None:
     return _BY_OP.get((op, variant))
 
 
+@dataclass(frozen=True)
+class ModeDefect:
+    """One reviewed call whose result PyTorch changes while any Python dispatch mode
+    is on. Values stay judged against the CPU: only TorchCTS's watch steps aside
+    while the device runs the call, so the device computes what it computes in a
+    user's program."""
+
+    key: str
+    ops: tuple[str, ...]
+    variant: str
+    cause: str
+    issue: str  # the title; the full text is in docs/upstream-defects.md
+
+    def note(self) -> str:
+        """The record's note: what ran differently, and what still holds."""
+        return (
+            f"upstream PyTorch defect {self.key} ({self.issue}): the device call ran "
+            "without TorchCTS's dispatch-mode watch; values judged as always, CPU "
+            "fallbacks in it seen through their warnings only"
+        )
+
+
+MODE_DEFECTS = (
+    ModeDefect(
+        key="matrix-rank-out-under-mode",
+        ops=("linalg.matrix_rank", "linalg.matrix_rank.hermitian"),
+        variant="out",
+        cause=(
+            "aten/src/ATen/native/LinearAlgebra.cpp matrix_rank_impl: when "
+            "isTensorSubclassLike(input) (true whenever a Python dispatch mode is on) "
+            "it does `result = at::sum(S > tol, -1)`, which rebinds the C++ handle of "
+            "out instead of writing into it; out keeps its old contents. The op is "
+            "CompositeImplicitAutograd, so every device inherits it."
+        ),
+        issue=(
+            "torch.linalg.matrix_rank(out=) leaves out unwritten while a dispatch "
+            "mode is active"
+        ),
+    ),
+)
+
+_MODE_BY_OP = {(op, d.variant): d for d in MODE_DEFECTS for op in d.ops}
+
+
+def mode_defect_for(op: str, variant: str) -> ModeDefect | None:
+    """The reviewed dispatch-mode defect covering `op` in `variant`, if any."""
+    return _MODE_BY_OP.get((op, variant))
+
+
+class _Bystander(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """A dispatch mode that changes nothing itself: PyTorch's behaviour with a mode
+    on, without TorchCTS's recording."""
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def bystander_mode() -> Iterator[None]:
+    """A do-nothing dispatch mode on while the block runs (to show a `ModeDefect`)."""
+    with _Bystander():  # type: ignore[no-untyped-call]
+        yield
+
+
 def cpu_disagrees(functional: object, cpu_out: object) -> bool:
     """Does CPU's out= result differ from CPU's functional result (the same sample)?
 
@@ -102,8 +180,12 @@ def out_metadata_mismatch(expected: object, observed: object) -> str | None:
 
 __all__ = [
     "DEFECTS",
+    "MODE_DEFECTS",
+    "ModeDefect",
     "UpstreamDefect",
+    "bystander_mode",
     "cpu_disagrees",
     "defect_for",
+    "mode_defect_for",
     "out_metadata_mismatch",
 ]
