@@ -402,8 +402,9 @@ class OpInfoCase(PreparedCase):
         that did not is an upstream defect, not an expected error: the case has no
         reference (torch 2.13: ``_foreach_addcdiv``'s backward raises IndexError;
         ``_foreach_add``'s with a 0-dim tensor operand that requires grad raises
-        "inconsistent range for TensorList output"). A device's backward that raises
-        is the device's result, as always.
+        "inconsistent range for TensorList output", pytorch/pytorch#144580; both in
+        docs/upstream-defects.md). A device's backward that raises is the device's
+        result, as always.
         """
         processed = sample.output_process_fn_grad(result)
         outs = [t for t in tensors_in(processed) if t.requires_grad]
