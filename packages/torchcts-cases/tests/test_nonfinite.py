@@ -263,3 +263,21 @@ def test_the_repro_script_rebuilds_the_same_inputs(
     assert _same(namespace["input"], built.input) and namespace["input"].numel() > 0
     assert namespace["args"] == built.args and namespace["kwargs"] == built.kwargs
     assert "the failure did not reproduce" in capsys.readouterr().out
+
+
+def test_max_unpool_twins_get_the_same_value() -> None:
+    """max_unpool writes two values with one index into one output element in an
+    unspecified order: a value placed at one of them goes to every position of the
+    same plane with that index (listed too), never to another plane or index."""
+    values = torch.arange(8.0).reshape(1, 2, 1, 4)
+    indices = torch.tensor([[[[0, 3, 0, 5]], [[0, 1, 2, 0]]]])
+    sample = _sample(values, indices, kernel_size=2)
+    plain = placements(sample, CASE)
+    twinned = placements(sample, CASE, "nn.functional.max_unpool2d")
+    assert [p.index for p in plain] == [(0, 0, 0, 0), (0, 1, 0, 0), (0, 1, 0, 3)]
+    assert len(twinned) == len(plain) + 3
+    built = with_nonfinite(sample, CASE, "nn.functional.max_unpool2d").input
+    for a, b in (((0, 0, 0, 0), (0, 0, 0, 2)), ((0, 1, 0, 0), (0, 1, 0, 3))):
+        assert _same(built[a], built[b]) and not math.isfinite(built[a])
+    assert built[0, 0, 0, 1] == 1 and built[0, 1, 0, 1] == 5  # index 3 and 1: alone
+    assert placements(sample, CASE, "add") == plain

@@ -22,6 +22,13 @@ The placement, which a reader can redo by hand:
   ``VALUES[(r + p) % 3]`` at position ``p`` (0 first, 1 middle, 2 last) with
   ``r = (case_seed(c) + k) % 3``, so two same-shaped operands meet NaN against Inf and
   +Inf against -Inf at the same position, and different cases see different orders.
+- A sample whose op relies on an invariant between its elements keeps it (`TWINS`):
+  ``max_unpool``'s values come from ``max_pool``, so two positions of one plane with
+  the same index hold the same value, and the op writes both to one output element
+  in an order PyTorch leaves unspecified ("may behave nondeterministically when the
+  input indices has repeat values"). A value placed at one of them is placed at every
+  other position of its plane with that index too (listed as placements of their
+  own), so the output stays defined; CPU runs of the unpaired sample disagreed.
 
 Everything depends on the case id and the sample alone, so CPU, the device, a rerun
 from a saved capsule and a standalone repro script all get the same inputs. The values
@@ -104,9 +111,11 @@ def has_targets(sample: Any) -> bool:
     return bool(targets(sample.input, sample.args, sample.kwargs))
 
 
-def placements(sample: Any, case_id: str) -> tuple[Placement, ...]:
-    """Where the values go for case `case_id` built from `sample` (module docstring)."""
+def placements(sample: Any, case_id: str, op: str = "") -> tuple[Placement, ...]:
+    """Where the values go for case `case_id` built from `sample` of OpInfo `op`
+    (module docstring)."""
     seed = case_seed(case_id)
+    twins = TWINS.get(op)
     out: list[Placement] = []
     for k, (path, tensor) in enumerate(
         targets(sample.input, sample.args, sample.kwargs)
@@ -114,18 +123,44 @@ def placements(sample: Any, case_id: str) -> tuple[Placement, ...]:
         rotation = (seed + k) % len(VALUES)
         for p, flat in enumerate(_positions(tensor.numel())):
             value = VALUES[(rotation + p) % len(VALUES)]
-            out.append(Placement(path, _unravel(flat, tuple(tensor.shape)), value))
+            placed = Placement(path, _unravel(flat, tuple(tensor.shape)), value)
+            out.append(placed)
+            if twins is not None:
+                out += (Placement(path, i, value) for i in twins(sample, placed))
     return tuple(out)
 
 
-def with_nonfinite(sample: Any, case_id: str) -> NonfiniteSample:
+def _unpool_twins(spatial: int) -> Any:
+    """The other positions of a max_unpool values element's plane with its index."""
+
+    def twins(sample: Any, placed: Placement) -> list[tuple[int, ...]]:
+        values, indices = sample.input, (sample.args or (None,))[0]
+        if (
+            placed.path != ("input",)
+            or not isinstance(indices, torch.Tensor)
+            or not isinstance(values, torch.Tensor)
+            or indices.shape != values.shape
+        ):
+            return []
+        lead, at = placed.index[:-spatial], placed.index[-spatial:]
+        plane = indices[lead]
+        same = (plane == plane[at]).nonzero().tolist()
+        return [(*lead, *where) for where in same if tuple(where) != at]
+
+    return twins
+
+
+TWINS = {f"nn.functional.max_unpool{n}d": _unpool_twins(n) for n in (1, 2, 3)}
+
+
+def with_nonfinite(sample: Any, case_id: str, op: str = "") -> NonfiniteSample:
     """A CPU copy of `sample` with the case's non-finite values written into it.
 
     The copy keeps the sample's aliasing (`to_device`), so a value written into a
     view lands in its base as it would in OpInfo's own tensors; the sample itself is
     never changed (the generator pass it came from may be shared with other cases).
     """
-    where = placements(sample, case_id)
+    where = placements(sample, case_id, op)
     inp, args, kwargs = to_device((sample.input, sample.args, sample.kwargs), "cpu")
     parts = {"input": inp, "args": args, "kwargs": kwargs}
     with torch.no_grad():

@@ -131,7 +131,7 @@ class OpInfoCase(PreparedCase):
             return item.sample_input
         if self.spec.variant == "nonfinite":
             if self._nonfinite is None:
-                self._nonfinite = with_nonfinite(item, self.spec.case_id)
+                self._nonfinite = with_nonfinite(item, self.spec.case_id, self.op.name)
             return self._nonfinite
         return item
 
