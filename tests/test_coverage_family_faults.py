@@ -12,42 +12,18 @@ well under a second.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torchcts_cases
-import torchcts_simdev
-from torchcts_runner.case_execution import CaseContext, execute_case
-from torchcts_runner.casesource import CaseSource
-from torchcts_schema import CAPABILITY_NAMES, CaseRecord, Status, load_manifest
-
-
-@pytest.fixture(autouse=True)
-def clean_afterwards(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The environment's profile never overrides the test's; simdev ends clean."""
-    monkeypatch.delenv(torchcts_simdev.ENV_VAR, raising=False)
-    yield
-    torchcts_simdev.configure("clean")
+from suite_faults_helpers import clean_simdev, simdev_record  # noqa: F401 (autouse)
+from torchcts_schema import CaseRecord, Status
 
 
 def _record(tmp_path: Path, case_id: str, rules: list[dict[str, Any]]) -> CaseRecord:
     """The record of one case on simdev with `rules` as its fault profile."""
-    profile = tmp_path / f"profile{len(list(tmp_path.iterdir()))}.json"
-    profile.write_text(json.dumps({"name": "family-faults", "rules": rules}))
-    path = tmp_path / f"{profile.stem}.py"
-    path.write_text(
-        'DEVICE = "simdev"\nBACKEND_IMPORT = "torchcts_simdev"\n'
-        f"BACKEND_OPTIONS = {{'fault_profile': {str(profile)!r}}}\n"
-        f"CAPABILITIES = {list(CAPABILITY_NAMES)!r}\n"
-        'DTYPES = {"float32": True, "int64": True}\nLEVEL = 8\n'
-    )
-    manifest = load_manifest(path)
-    source = CaseSource("torchcts_cases", torchcts_cases)
-    ctx = CaseContext(manifest, source, "simdev", tmp_path, "simdev_test")
-    return execute_case(torchcts_cases.get_case(case_id), ctx)
+    return simdev_record(tmp_path, case_id, rules, ("float32", "int64"))
 
 
 # PyTorch's generic (CompositeExplicitAutograd) kernel serves most of these overloads
