@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from evidence_builders import RUN_KEY, make_project
-from torchcts_evidence import build_archive
+from torchcts_evidence import build_archive, verify_archive
 from torchcts_schema import HostIdentity
 
 HOST = "planted-host-q7x"
@@ -51,6 +51,8 @@ def test_planted_identity_never_reaches_any_archive_byte(
             assert secret.encode() not in blob
             assert secret.lower().encode() not in blob.lower()
     assert built.scrubbed  # the planted text was really there and was removed
+    # the scrubbed artifacts carry the digest of what they now hold
+    assert verify_archive(built.path).problems == []
 
 
 def test_a_two_letter_host_name_never_reaches_the_archive(

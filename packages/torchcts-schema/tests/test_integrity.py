@@ -20,6 +20,7 @@ from torchcts_schema import (
     journal_path,
     latest_path,
     load_result,
+    redigested,
     resolve_reference,
     write_history,
     write_snapshot,
@@ -343,3 +344,30 @@ def test_a_format_two_artifact_with_raw_columns_still_loads(tmp_path: Path) -> N
         "aten::op1",
         "aten::op0",
     ]
+
+
+def test_a_changed_artifact_is_digested_again_only_when_it_was_intact(
+    tmp_path: Path,
+) -> None:
+    """An archive's scrub changes an artifact's text on purpose: the new text carries
+    the digest of its new content (the documented digest, computed here) and loads;
+    a file damaged before the change keeps its stale digest; other text is left."""
+    records = [record(sample=0, status=Status.FAILED, exception_message="at /w/p/x")]
+    path = _history(tmp_path, RunArtifact.from_records(metadata(), records))
+    before = path.read_bytes()
+    after = before.replace(b"/w/p/x", b"<root>/x")
+    assert after != before
+    fixed = redigested(before, after)
+    data = json.loads(fixed)
+    assert data["digest"] == _sha256_of(data) != json.loads(before)["digest"]
+    path.write_bytes(fixed)
+    assert load_result(path).records[0].exception_message == "at <root>/x"
+    damaged = before.replace(b'"failed"', b'"passed"', 1)
+    assert (
+        redigested(damaged, damaged.replace(b"/w/p/x", b"<root>/x")).count(
+            json.loads(before)["digest"].encode()
+        )
+        == 1
+    )
+    assert redigested(b"not json /w/p", b"not json <root>") == b"not json <root>"
+    assert redigested(b"[1]", b"[2]") == b"[2]"

@@ -5,7 +5,8 @@ Determinism: members sorted, one fixed timestamp (the run's end), fixed permissi
 creator system, deflate at a fixed level, no comment or extra fields, and a stamp taken
 from the run rather than the clock. Host identity is scrubbed from every member except
 the manifest, whose bytes must keep the digest the run recorded (so a manifest holding
-host identity is refused instead).
+host identity is refused instead); a scrubbed result artifact gets the digest of its
+scrubbed content, so the archive passes its own verification.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from torchcts_schema import (
     Manifest,
     find_identity,
     journal_path,
+    redigested,
     scrub_bytes,
     scrub_text,
 )
@@ -88,6 +90,7 @@ def build_archive(
         clean = scrub_bytes(raw, ident)
         if clean != raw:
             scrubbed.append(name)
+            clean = redigested(raw, clean)  # an artifact's digest covers its text
         members[name] = clean
     submission = _submission(run, chosen, members, scrubbed, ident)
     members[SUBMISSION_NAME] = submission

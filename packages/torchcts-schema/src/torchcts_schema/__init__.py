@@ -51,7 +51,7 @@ from torchcts_schema.identity import (
     split_case_id,
 )
 from torchcts_schema.installed_torch import TorchNotFound, torch_dir, torch_version
-from torchcts_schema.integrity import artifact_digest
+from torchcts_schema.integrity import artifact_digest, redigested
 from torchcts_schema.journal import (
     JournalContents,
     JournalWriter,
@@ -331,6 +331,7 @@ __all__ = [
     "rebuild_from_journal",
     "record_for",
     "recorded_prefix",
+    "redigested",
     "remove_rules",
     "resolve_reference",
     "rule_from_dict",
