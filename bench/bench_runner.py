@@ -22,16 +22,21 @@ from run import BenchRow
 def _guard_row() -> BenchRow:
     """One case's in-process deadline guard (alarm, watchdog, faulthandler backstop),
     armed and disarmed 100,000 times around nothing."""
-    from torchcts_runner.timeouts import case_deadline
+    from torchcts_runner.timeouts import BACKSTOP, case_deadline
 
     count = 100_000
     before = load_average()
     with tempfile.TemporaryFile("w+") as backstop:
         start = time.perf_counter()
-        for _ in range(count):
-            with case_deadline(60.0, lambda: None, backstop):
-                pass
-        per = (time.perf_counter() - start) / count
+        try:
+            for _ in range(count):
+                with case_deadline(60.0, lambda: None, backstop):
+                    pass
+            per = (time.perf_counter() - start) / count
+        finally:
+            # as the runner does once no case follows: left armed, the backstop
+            # ended this process minutes later, in whichever module ran then
+            BACKSTOP.release()
     note = (
         "one long-lived watchdog and one faulthandler backstop armed for many cases "
         f"(was 352-371 us with the backstop armed and cancelled per case); "
