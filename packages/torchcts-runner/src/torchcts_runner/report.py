@@ -113,15 +113,6 @@ def finish_report(job: ReportJob) -> tuple[Path, str]:
     return job.target, note
 
 
-def render_report(
-    results_dir: Path, run_key: str, artifact: RunArtifact, *, junit_all: bool = False
-) -> tuple[Path, str]:
-    """Write the report and wait for it (`start_report`, then `finish_report`)."""
-    return finish_report(
-        start_report(results_dir, run_key, artifact, junit_all=junit_all)
-    )
-
-
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")[:160]
 
@@ -178,7 +169,6 @@ __all__ = [
     "ReportJob",
     "finish_report",
     "minimal_markdown",
-    "render_report",
     "report_path",
     "start_report",
 ]
