@@ -5,6 +5,7 @@ reach its backend fallback (CPU-fallback accounting)."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,7 @@ def _follow(
         self._following.discard(key)
 
 
-_OPAQUE = opaque_to_dynamo(_record, _follow)
+_OPAQUE_HOOKS = opaque_to_dynamo()  # whether this torch has the per-code hook
 _NUMBERS = (bool, int, float, complex)
 # an overload's Tensor arguments (position, name), by id as `_follow` keys overloads
 _TENSOR_SLOTS: dict[int, tuple[tuple[int, str], ...]] = {}
@@ -152,22 +153,42 @@ def _kind(dtype: torch.dtype) -> int:
     return 0 if dtype == torch.bool else 1
 
 
-class OverloadRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
-    """A dispatch mode that notes each overload's name and runs it unchanged."""
+class EagerDispatchMode(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """A dispatch mode whose hook Dynamo never traces, marked by `opaque_to_dynamo`.
+
+    Every TorchCTS mode derives from it: TorchDispatchMode's own way (wrapping the
+    hook in ``torch._disable_dynamo``) imports torch._dynamo at the hook's first call,
+    about a CPU-second that a run without compile cases never needs otherwise.
+    """
+
+    _opaque = _OPAQUE_HOOKS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        hook = cls.__dict__.get("__torch_dispatch__")
+        if isinstance(hook, types.FunctionType):  # marked before torch decides to wrap
+            cls._opaque = opaque_to_dynamo(hook)
+        super().__init_subclass__(**kwargs)  # type: ignore[no-untyped-call]
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.seen: set[str] = set()
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
-        """torch's own wrapping only where `opaque_to_dynamo` could not mark the hooks."""
-        return not _OPAQUE
+        """torch's own wrapping only where `opaque_to_dynamo` could not mark the hook."""
+        return not cls._opaque
+
+
+class OverloadRecorder(EagerDispatchMode):
+    """A dispatch mode that notes each overload's name and runs it unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
 
     __torch_dispatch__ = _record
 
 
-class RouteRecorder(OverloadRecorder):  # type: ignore[no-untyped-call]
+class RouteRecorder(OverloadRecorder):
     """Notes, besides every overload seen, the overloads called with the device's
     tensors that returned through its backend fallback (`fell_back`).
 

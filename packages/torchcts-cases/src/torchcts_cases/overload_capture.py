@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchcts_cases import opinfo_source
+from torchcts_cases.dispatch_recorder import EagerDispatchMode
 from torchcts_cases.spec import OracleUnavailable, case_seed
 from torchcts_cases.transfer import backward_loss, tensors_in
 
@@ -69,11 +69,11 @@ def copy_call(call: Call) -> Call:
     return snapshot(args), {k: snapshot(v) for k, v in kwargs.items()}
 
 
-class CallCapture(TorchDispatchMode):  # type: ignore[no-untyped-call]
+class CallCapture(EagerDispatchMode):
     """Snapshots the first call of every overload dispatched (or only of `wanted`)."""
 
     def __init__(self, wanted: str | None = None) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
+        super().__init__()
         self.wanted = wanted
         self.calls: dict[str, Call] = {}
 

@@ -19,8 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from torch.utils._python_dispatch import TorchDispatchMode
-
+from torchcts_cases.dispatch_recorder import EagerDispatchMode
 from torchcts_cases.transfer import tensors_in
 
 
@@ -120,7 +119,7 @@ def mode_defect_for(op: str, variant: str) -> ModeDefect | None:
     return _MODE_BY_OP.get((op, variant))
 
 
-class _Bystander(TorchDispatchMode):  # type: ignore[no-untyped-call]
+class _Bystander(EagerDispatchMode):
     """A dispatch mode that changes nothing itself: PyTorch's behaviour with a mode
     on, without TorchCTS's recording."""
 
@@ -137,7 +136,7 @@ class _Bystander(TorchDispatchMode):  # type: ignore[no-untyped-call]
 @contextlib.contextmanager
 def bystander_mode() -> Iterator[None]:
     """A do-nothing dispatch mode on while the block runs (to show a `ModeDefect`)."""
-    with _Bystander():  # type: ignore[no-untyped-call]
+    with _Bystander():
         yield
 
 
