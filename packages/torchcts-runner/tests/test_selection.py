@@ -119,3 +119,63 @@ def test_a_filter_that_matches_nothing_is_an_error_naming_the_closest(
         [f"*{flag} {value!r} matches nothing*closest*{closest}*"]
     )
     assert not (pytester.path / "results").exists()
+
+
+_COLLECTION_SPY = """
+import _pytest.fixtures
+import pytest
+from pathlib import Path
+
+LOG = Path(__file__).parent / "spy.txt"
+_reorder = _pytest.fixtures.reorder_items
+
+
+def _note(line):
+    with LOG.open("a") as f:
+        f.write(line + "\\n")
+
+
+def _spy(items):
+    _note("fixture reorder")
+    return _reorder(items)
+
+
+_pytest.fixtures.reorder_items = _spy
+
+
+def pytest_collection_modifyitems(items):
+    _note(f"modifyitems {len(items)}")
+
+
+def pytest_configure(config):
+    global CONTROLLER
+    CONTROLLER = not hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)  # before the runner journals and releases the record
+def pytest_runtest_logreport(report):
+    if CONTROLLER and report.nodeid.startswith("torchcts::"):
+        carried = any(k == "torchcts_record" for k, _ in report.user_properties)
+        _note(f"{report.when} {carried}")
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_collection_and_reports_carry_no_dead_weight(
+    pytester: pytest.Pytester, workers: int
+) -> None:
+    """Other plugins still modify the collected items (-k, marks), but pytest's
+    fixture reordering, a no-op for case items, is not run; a case's record travels
+    in its call report only, never again in its teardown report."""
+    write_manifest(pytester, ["ok", "wrong"], DTYPES={"float32": True})
+    pytester.makeconftest(_COLLECTION_SPY)
+    result = pytester.runpytest_subprocess(*run_args(workers=workers))
+    assert result.ret == 1, result.stdout.str()
+    lines = (pytester.path / "spy.txt").read_text().splitlines()
+    assert "fixture reorder" not in lines
+    assert lines.count("modifyitems 2") == max(workers, 1)  # in each collecting process
+    # the controller sees every report (from the workers too): the record in call only
+    assert sorted(line for line in lines if not line.startswith("modifyitems")) == [
+        "call True", "call True", "setup False", "setup False",
+        "teardown False", "teardown False",
+    ]  # fmt: skip
