@@ -6,8 +6,10 @@ every op at each size), each size run with ``-n 0`` and with ``-n 2`` in turns
 ratio -n 2 / -n 0, CPU seconds of each. Then a least-squares line wall = fixed +
 per case x cases for each way (over the sizes' medians), and where the two lines
 cross: the planned-case count above which two workers finish sooner on this
-machine, printed beside the boundary the runner uses
-(``torchcts_runner.worker_choice.IN_PROCESS_UP_TO``). ``--sizes`` picks the shard
+machine, printed beside the boundary the runner uses for two workers
+(``torchcts_runner.worker_choice.in_process_limit``: none on two workers, which
+cost a case about twice its CPU; measured on the whole of level 4 too, see the
+bench README). ``--sizes`` picks the shard
 counts (default 60,15,6,3,1: about 50, 200, 500, 1,000 and 2,966 cases).
 """
 
@@ -50,7 +52,7 @@ def crossover(one: tuple[float, float], other: tuple[float, float]) -> float:
 
 def rows(options: argparse.Namespace) -> list[BenchRow]:
     """Each size in both ways, in turns; the fitted crossover."""
-    from torchcts_runner.worker_choice import IN_PROCESS_UP_TO
+    from torchcts_runner.worker_choice import in_process_limit
 
     sizes = [int(v) for v in str(options.sizes).split(",") if v.strip()]
     seen: dict[tuple[int, str], list[RunObservation]] = {}
@@ -95,13 +97,15 @@ def rows(options: argparse.Namespace) -> list[BenchRow]:
                 )
             )
         meet = crossover(fits["-n 0"], fits["-n 2"])
+        limit = in_process_limit(2)
+        boundary = "none (in process at any size)" if limit is None else str(limit)
         out.append(
             BenchRow(
                 AREA,
                 "crossover (fit): -n 2 sooner above",
                 meet,
                 "cases",
-                f"the runner's boundary: {IN_PROCESS_UP_TO}",
+                f"the runner's boundary for 2 workers: {boundary}",
             )
         )
     return out

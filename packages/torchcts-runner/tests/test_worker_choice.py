@@ -22,28 +22,43 @@ def test_default_workers_one_per_core_one_per_accelerator() -> None:
     assert default_workers("cpu", 64) == 8
 
 
-def test_small_selection_runs_in_process_large_on_workers() -> None:
-    """Up to the measured boundary in process, one more case gets the workers."""
-    small = choose_workers(IN_PROCESS_UP_TO, device="cpu", cores=2)
-    large = choose_workers(IN_PROCESS_UP_TO + 1, device="cpu", cores=2)
-    assert (small.count, large.count) == (0, 2)
-    assert small.by_work and large.by_work
-    assert small.planned == IN_PROCESS_UP_TO
-    assert "in process (-n 0)" in small.why and f"{IN_PROCESS_UP_TO}" in small.why
-    assert "2 xdist workers (-n 2)" in large.why and "2 cores" in large.why
+def test_two_cores_run_in_process_at_any_size() -> None:
+    """Workers cost a case about twice its CPU: two of them on two cores never run
+    a selection sooner than one process does, nor one worker on one core."""
+    for planned in (1, 5_000, 105_480, 1_000_000):
+        choice = choose_workers(planned, device="cpu", cores=2)
+        assert choice.count == 0 and choice.by_work and choice.planned == planned
+        assert "in process (-n 0)" in choice.why and "2 cores" in choice.why
+        assert "2 xdist workers would not run them sooner" in choice.why
+    assert choose_workers(10**6, device="simdev", cores=1).count == 0
+    assert in_process_limit(2) is None and in_process_limit(1) is None
 
 
-def test_the_boundary_shrinks_with_more_workers_and_the_manifest_caps() -> None:
-    """More workers pay sooner (the share 1 - 1/W they save grows); the manifest's
-    RESOURCE_LIMITS.workers caps the count; an accelerator gets one worker."""
-    assert in_process_limit(1) == in_process_limit(2) == IN_PROCESS_UP_TO
-    assert in_process_limit(4) == round(IN_PROCESS_UP_TO * 0.5 / 0.75)
-    assert in_process_limit(8) < in_process_limit(4) < IN_PROCESS_UP_TO
-    many = IN_PROCESS_UP_TO * 10
+def test_more_cores_pay_back_sooner() -> None:
+    """W workers save 1 - 2/W of the case time against ~5 s of fixed cost at
+    ~2 ms a case: 5 s / (0.5 * 2 ms) = 5,000 cases on 4 workers, 5 s / (0.75 *
+    2 ms) = 3,333 on 8; one more case than the boundary gets the workers."""
+    assert in_process_limit(4) == 5000
+    assert in_process_limit(8) == 3333
+    assert in_process_limit(3) == 7500
+    small = choose_workers(5000, device="cpu", cores=4)
+    large = choose_workers(5001, device="cpu", cores=4)
+    assert (small.count, large.count) == (0, 4)
+    assert "at most 5000 run sooner" in small.why and "4 cores" in small.why
+    assert "4 xdist workers (-n 4)" in large.why and "over the 5000" in large.why
+
+
+def test_the_manifest_caps_and_an_accelerator_gets_one_worker() -> None:
+    """RESOURCE_LIMITS.workers caps the count (a cap of 2 keeps a run in process);
+    an accelerator's one worker comes past IN_PROCESS_UP_TO cases, for what only a
+    worker gives (a broken device costs a worker)."""
+    many = 1_000_000
     assert choose_workers(many, device="cpu", cores=16).count == 8
-    assert choose_workers(many, device="cpu", cores=16, cap=2).count == 2
-    assert choose_workers(many, device="cuda", cores=16).count == 1
-    assert choose_workers(3, device="cuda", cores=16).count == 0
+    assert choose_workers(many, device="cpu", cores=16, cap=4).count == 4
+    assert choose_workers(many, device="cpu", cores=16, cap=2).count == 0
+    assert in_process_limit(1, accelerator=True) == IN_PROCESS_UP_TO
+    assert choose_workers(IN_PROCESS_UP_TO, device="cuda", cores=16).count == 0
+    assert choose_workers(IN_PROCESS_UP_TO + 1, device="cuda", cores=16).count == 1
 
 
 def test_an_explicit_n_is_recorded_as_given() -> None:

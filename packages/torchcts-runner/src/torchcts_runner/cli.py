@@ -148,10 +148,11 @@ def _parser() -> argparse.ArgumentParser:
         dest="workers",
         default=None,
         help="xdist workers; 0: none, the cases run in process (default: chosen by "
-        f"the work: in process up to about {IN_PROCESS_UP_TO} planned cases on 2 "
-        "cores, else 1 on an accelerator and one per core otherwise, at most the "
-        "manifest's RESOURCE_LIMITS.workers; the run's header line says which and "
-        "why)",
+        "the work: in process on 1-2 cores, where workers cost each case twice its "
+        "CPU for no gain; with more cores in process up to a few thousand planned "
+        "cases, else one worker per core; on an accelerator in process up to "
+        f"{IN_PROCESS_UP_TO} cases, else one worker; at most the manifest's "
+        "RESOURCE_LIMITS.workers; the run's header line says which and why)",
     )
     add("--quiet", action="store_true", help="plain progress lines (CI logs)")
     add(

@@ -4,17 +4,17 @@ A worker is a whole interpreter (pytest, torch, the backend, the case catalogue:
 seconds of CPU before its first case), and with workers every case's record also
 crosses a process boundary to the controller, which competes with the workers for
 the same cores. A run in process pays neither, but runs its cases one at a time.
-So a small selection runs in process and a large one on one worker per core; the
-boundary is where the workers' fixed cost is paid back by running cases side by
-side. Measured on the shared 2-core development machine (load 3-10), in turns:
-``-n 2`` took 1.06-2.03x the wall time of ``-n 0`` on shards of the 15-op slice from
-40 to 2,966 cases (``bench/bench_workers.py``) and 1.07x (0.82-1.32) on the whole of
-CPU validation level 2 (8,484 cases), with 11-26 more CPU seconds every time. The
-boundary sits at 5,000, below that tie, because a second free core halves the
-workers' per-case cost (the crossover moves down on an idle machine) and because a
-long run keeps what only workers give: a broken device costs a worker, not the
-isolation of every later case. It scales with the worker count as the share of
-case time the extra workers take off (``in_process_limit``).
+Measured on the 2-core development machine, CPU validation level 4 (105,408 cases),
+in one invocation: in process 236 s wall and 268 CPU-s; on two workers 296 s and
+570 CPU-s, first case 1 s later. A case costs workers about twice the CPU it costs in
+process (its report serialized, sent, read back and journaled by a controller on
+the same cores), so W workers save a share 1 - 2/W of the case time, and nothing on
+two cores: there a run stays in process at any size. With more cores the boundary
+is where that saving pays back the workers' fixed cost (about 5 s: their start-up
+and collection of the plan, the controller, the tail), fewer cases the more cores
+(``in_process_limit``). On an accelerator the one worker saves no time; a long run
+gets it anyway past `IN_PROCESS_UP_TO` cases for what only a worker gives: a broken
+device costs a worker, not the isolation of every later case.
 An explicit ``-n`` always wins; the manifest's ``RESOURCE_LIMITS.workers`` caps the
 count. No pytest, no torch: the plugin asks this once it knows the planned cases.
 """
@@ -27,8 +27,12 @@ from dataclasses import dataclass
 from torchcts_runner.device_families import ACCELERATORS
 
 MAX_WORKERS = 8
-# planned cases that still run in process when two workers could run them
+# planned cases that still run in process on an accelerator (one possible worker)
 IN_PROCESS_UP_TO = 5000
+# what workers cost beyond running in process (see the module's docstring)
+WORKER_FIXED_S = 5.0
+WORKER_CPU_FACTOR = 2.0
+CASE_S = 0.002  # a case's time in process (2.1 ms a case at CPU level 4)
 
 
 @dataclass(frozen=True)
@@ -65,17 +69,20 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def in_process_limit(workers: int) -> int:
-    """The most planned cases that still run in process when `workers` could run them.
+def in_process_limit(workers: int, *, accelerator: bool = False) -> int | None:
+    """The most planned cases that still run in process when `workers` could run
+    them; None: in process at any size (the workers would never pay).
 
-    Workers save the part of the case time they take off one process, 1 - 1/W of it,
-    against a fixed cost that hardly grows with W (they start side by side): the
-    measured two-worker boundary, scaled by (1 - 1/2) / (1 - 1/W). One worker saves
-    no time, only a crash's restart cost, so it keeps the two-worker boundary.
+    W workers save the share 1 - `WORKER_CPU_FACTOR`/W of the case time against a
+    fixed cost that hardly grows with W (they start side by side). An accelerator's
+    one worker saves no time, only a broken device's cost: `IN_PROCESS_UP_TO`.
     """
-    if workers <= 2:
+    if accelerator:
         return IN_PROCESS_UP_TO
-    return round(IN_PROCESS_UP_TO * 0.5 / (1 - 1 / workers))
+    saved = 1 - WORKER_CPU_FACTOR / workers
+    if saved <= 0:
+        return None
+    return round(WORKER_FIXED_S / (saved * CASE_S))
 
 
 def workers_for(device: str, cores: int, cap: int | None = None) -> int:
@@ -90,8 +97,18 @@ def choose_workers(
 ) -> WorkerChoice:
     """In process for a small selection, else the device's worker count."""
     workers = workers_for(device, cores, cap)
-    limit = in_process_limit(workers)
+    limit = in_process_limit(workers, accelerator=device in ACCELERATORS)
     where = f"{cores} core{'s' if cores != 1 else ''}"
+    if limit is None:
+        return WorkerChoice(
+            0,
+            f"in process (-n 0): {planned} planned case(s); {workers} xdist "
+            f"worker{'s' if workers != 1 else ''} would not run them sooner on "
+            f"{where} (a case costs workers about {WORKER_CPU_FACTOR:g}x its CPU "
+            "in process)",
+            by_work=True,
+            planned=planned,
+        )
     if planned <= limit:
         return WorkerChoice(
             0,
@@ -119,7 +136,10 @@ def given_workers(count: int | None) -> WorkerChoice:
 
 
 __all__ = [
+    "CASE_S",
     "IN_PROCESS_UP_TO",
+    "WORKER_CPU_FACTOR",
+    "WORKER_FIXED_S",
     "WorkerChoice",
     "available_cores",
     "choose_workers",
