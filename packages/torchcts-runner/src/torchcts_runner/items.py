@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
-from torchcts_schema import CaseRecord, CaseSpec, Status, for_terminal, node_id_for_case
+from torchcts_schema import (
+    NODE_PREFIX,
+    CaseRecord,
+    CaseSpec,
+    Status,
+    for_terminal,
+)
 
 RECORD_PROPERTY = "torchcts_record"
 STATUS_ATTRIBUTE = "torchcts_status"  # what a report keeps once its record is journaled
@@ -93,16 +99,16 @@ class CaseItem(pytest.Item):
 def build_items(
     session: pytest.Session, specs: list[CaseSpec], executor: Executor
 ) -> list[pytest.Item]:
-    """One item per spec, in order, under a single ``torchcts`` collector."""
-    parent = CaseCollection.from_parent(session, name="torchcts", nodeid="torchcts")
+    """One item per spec, in order, under a single ``torchcts`` collector.
+
+    An item's node id is its parent's and its name joined by ``::``, which is
+    `node_id_for_case`; pytest derives it so (a node id given as text is parsed
+    again, half a second at level 4)."""
+    parent = CaseCollection.from_parent(
+        session, name="torchcts", nodeid=NODE_PREFIX.removesuffix("::")
+    )
     return [
-        CaseItem.from_parent(
-            parent,
-            name=spec.case_id,
-            nodeid=node_id_for_case(spec.case_id),
-            spec=spec,
-            executor=executor,
-        )
+        CaseItem.from_parent(parent, name=spec.case_id, spec=spec, executor=executor)
         for spec in specs
     ]
 
