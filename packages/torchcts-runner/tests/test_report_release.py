@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from torchcts_runner.items import (
     RECORD_PROPERTY,
+    carried,
     record_of,
     record_text,
     release_record,
@@ -48,3 +49,17 @@ def test_a_report_without_a_record_has_no_status() -> None:
     """Setup and teardown reports carry no record: pytest's own words apply."""
     report = SimpleNamespace(when="setup", user_properties=[])
     assert status_of(report) is None
+
+
+def test_a_record_crosses_a_process_boundary_as_text_only() -> None:
+    """An xdist worker's report carries the record's JSON text (execnet sends
+    plain data); in process the record itself. Both read back equal to it."""
+    record = _record(Status.FAILED)
+    worker = carried(record, SimpleNamespace(workerinput={"workerid": "gw0"}))  # type: ignore[arg-type]
+    here = carried(record, SimpleNamespace())  # type: ignore[arg-type]
+    assert isinstance(worker, str) and here is record
+    for value in (worker, here):
+        report = SimpleNamespace(
+            when="call", user_properties=[(RECORD_PROPERTY, value)]
+        )
+        assert record_of(report) == record

@@ -250,7 +250,7 @@ class RunWriter:
         if notify and self._on_record is not None:
             self._on_record(record)
         # a recovery snapshot exists from the first finished case on; after it the
-        # writer waits >= 20x a snapshot's cost: under ~5% of a large run's time
+        # writer waits >= 40x a snapshot's cost: under ~2.5% of a large run's time
         self.snapshots.maybe_write(self._snapshot, force=self._first_snapshot_due)
         self._first_snapshot_due = False
 

@@ -66,7 +66,7 @@ class SnapshotWriter:
         path: Path,
         *,
         min_interval_s: float = 5.0,
-        cost_factor: float = 20.0,
+        cost_factor: float = 40.0,
         known: SharedTexts | None = None,
     ) -> None:
         self.path = path
