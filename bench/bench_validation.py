@@ -18,7 +18,7 @@ by the work) watched from outside (``observe.py``). Rows per level:
   ran slower than the run's, which the note then says;
 - artifact sizes (journal, history, latest snapshot or reference, reports, other).
 
-Level 4 (about 105,000 cases, 8-9 minutes a run on 2 cores) runs only when asked
+Level 4 (about 105,000 cases, 4-6 minutes a run on 2 cores) runs only when asked
 (``nox -s bench -- validation --levels 1,2,4``), once whatever ``--rounds`` says.
 """
 

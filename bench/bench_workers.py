@@ -1,6 +1,6 @@
 """Where workers start to pay: in process (-n 0) against two workers (-n 2), by size.
 
-Shards of the 15-op slice at level 4 (``--shard 1/N`` of its 2,966 cases: a mix of
+Shards of the 15-op slice at level 4 (``--shard 1/N`` of its 3,530 cases: a mix of
 every op at each size), each size run with ``-n 0`` and with ``-n 2`` in turns
 (A B A B ...), watched from outside. Rows per size: wall of each, the pairwise
 ratio -n 2 / -n 0, CPU seconds of each. Then a least-squares line wall = fixed +
@@ -9,8 +9,8 @@ cross: the planned-case count above which two workers finish sooner on this
 machine, printed beside the boundary the runner uses for two workers
 (``torchcts_runner.worker_choice.in_process_limit``: none on two workers, which
 cost a case about twice its CPU; measured on the whole of level 4 too, see the
-bench README). ``--sizes`` picks the shard
-counts (default 60,15,6,3,1: about 50, 200, 500, 1,000 and 2,966 cases).
+bench README). ``--sizes`` picks the shard counts (default 60,15,6,3,1: about 50,
+200, 600, 1,200 and 3,530 cases).
 """
 
 from __future__ import annotations

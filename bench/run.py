@@ -96,14 +96,14 @@ def parse(argv: list[str]) -> tuple[set[str], argparse.Namespace]:
     parser.add_argument(
         "--levels",
         default="1,2",
-        help="validation levels (default 1,2; level 4 takes about 8 minutes a run "
+        help="validation levels (default 1,2; level 4 takes about 4-6 minutes a run "
         "on 2 cores and runs once: --levels 1,2,4)",
     )
     parser.add_argument(
         "--sizes",
         default="60,15,6,3,1",
         help="workers crossover: shard counts N of the 15-op slice (1/N of its "
-        "2,966 cases each; default 60,15,6,3,1)",
+        "3,530 cases each; default 60,15,6,3,1)",
     )
     options = parser.parse_args(argv)
     return set(options.modules), options
