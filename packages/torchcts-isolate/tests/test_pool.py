@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from torchcts_isolate import WarmPool
 
 
@@ -173,6 +174,37 @@ def test_child_dying_while_idle_is_replaced(entry_env: dict[str, str]) -> None:
         second = pool.run({}, timeout_s=20, heartbeat_s=10)
         assert second.result is not None and second.result["pid"] != first.result["pid"]
         assert pool.replaced == 1
+
+
+def test_a_death_seen_late_is_not_the_next_payloads(
+    entry_env: dict[str, str],
+    gone: Callable[[int], bool],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A child killed while idle can still look alive when the next payload is handed
+    to it (its leader a zombie, other threads still exiting): it never began that
+    payload, so the payload goes to a fresh child and no case gets its death."""
+    with WarmPool("isolate_entries:echo", env=entry_env) as pool:
+        first = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        assert first is not None
+        dead = first["pid"]
+        os.kill(dead, signal.SIGKILL)
+        assert gone(dead)
+        poll = subprocess.Popen.poll
+        asked: list[int] = []
+
+        def late(self: subprocess.Popen[bytes]) -> int | None:
+            if self.pid == dead and not asked:  # the pool's look before handing over
+                asked.append(dead)
+                return None
+            return poll(self)
+
+        monkeypatch.setattr(subprocess.Popen, "poll", late)
+        second = pool.run({"tag": 2}, timeout_s=20, heartbeat_s=10)
+        assert asked == [dead]
+        assert second.result is not None and second.result["pid"] != dead
+        assert second.signal is None and second.stdout_tail == "out:2\n"
+        assert pool.replaced == 1 and len(pool.pids()) == 1
 
 
 def test_warmup_runs_once_before_cases(entry_env: dict[str, str]) -> None:

@@ -112,13 +112,25 @@ class WarmPool:
         """Run one payload in a warm child; ``memory_mb`` overrides the pool's."""
         if self._closed:
             raise RuntimeError("WarmPool is closed")
+        memory_mb = memory_mb if memory_mb is not None else self.memory_mb
         child = self._take()
         outcome = child.run(
-            payload,
-            timeout_s=timeout_s,
-            heartbeat_s=heartbeat_s,
-            memory_mb=memory_mb if memory_mb is not None else self.memory_mb,
+            payload, timeout_s=timeout_s, heartbeat_s=heartbeat_s, memory_mb=memory_mb
         )
+        if _died_before_taking(child, outcome):
+            # lost while idle, and seen only now (a killed child's other threads
+            # still exiting when `_take` looked): the death is not the payload's,
+            # which goes to a fresh child, once
+            self._children.remove(child)
+            self._lost()
+            child.close(graceful=False)
+            child = self._take()
+            outcome = child.run(
+                payload,
+                timeout_s=timeout_s,
+                heartbeat_s=heartbeat_s,
+                memory_mb=memory_mb,
+            )
         healthy = outcome.result is not None and child.proc.poll() is None
         if healthy and self.retire is not None and self.retire(outcome.result):
             healthy = False  # alive, but spoiled for every later payload
@@ -172,6 +184,13 @@ class WarmPool:
                     warmup=self.warmup,
                 )
             )
+
+
+def _died_before_taking(child: Child, outcome: IsolatedOutcome) -> bool:
+    """Did a ready child end on its own before it began the payload handed to it?"""
+    if outcome.result is not None or outcome.timed_out or outcome.hung:
+        return False
+    return child.handed_last and not child.began_last
 
 
 def _close_all(children: list[Child]) -> None:

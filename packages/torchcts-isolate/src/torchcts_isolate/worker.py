@@ -53,6 +53,11 @@ class Child:
         self.fault_path = self.dir / "faulthandler.txt"
         self.ready = False
         self.cases = 0
+        # whether the last payload was handed to a ready child, and whether the child
+        # said it began it ("start"): one that died between the two died of something
+        # else than that payload
+        self.handed_last = False
+        self.began_last = False
         self._buffer = b""
         self._number = 0
         read_fd, write_fd = os.pipe()
@@ -122,6 +127,7 @@ class Child:
         offsets = [
             file_size(p) for p in (self.out_path, self.err_path, self.fault_path)
         ]
+        self.handed_last = self.began_last = False
         failure = self.wait_ready()
         facts: dict[str, Any] = {"limit_s": timeout_s, "memory_mb": memory_mb}
         if failure is not None:
@@ -129,6 +135,7 @@ class Child:
             facts["timed_out"] = failure["t"] == "startup_timeout"
             return self._finish(facts, offsets, began)
         began = time.monotonic()  # the case's own time starts now, not the import's
+        self.handed_last = True
         self._number += 1
         self.cases += 1
         request = {"n": self._number, "payload": payload, "memory_mb": memory_mb}
@@ -165,6 +172,8 @@ class Child:
                 kind = message["t"]
                 if kind in ("hb", "start"):
                     last_beat = time.monotonic()
+                    if kind == "start" and message.get("n") == self._number:
+                        self.began_last = True
                 elif kind in ("done", "raised") and message.get("n") == self._number:
                     facts[kind] = message
                     return
