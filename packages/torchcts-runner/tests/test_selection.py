@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from runner_helpers import artifact_records, run_args, use_fake_source, write_manifest
+from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
 from torchcts_schema import NotRunReason, Status, load_result
 
 
@@ -145,6 +146,8 @@ _pytest.fixtures.reorder_items = _spy
 
 def pytest_collection_modifyitems(items):
     _note(f"modifyitems {len(items)}")
+    for item in items:  # pytest-timeout's limit: the case timeout, on every item
+        _note(f"timeout {item.get_closest_marker('timeout').args}")
 
 
 def pytest_configure(config):
@@ -174,8 +177,11 @@ def test_collection_and_reports_carry_no_dead_weight(
     lines = (pytester.path / "spy.txt").read_text().splitlines()
     assert "fixture reorder" not in lines
     assert lines.count("modifyitems 2") == max(workers, 1)  # in each collecting process
+    marks = lines.count(f"timeout ({DEFAULT_CASE_TIMEOUT_S},)")
+    assert marks == 2 * max(workers, 1)
     # the controller sees every report (from the workers too): the record in call only
-    assert sorted(line for line in lines if not line.startswith("modifyitems")) == [
+    phases = ("setup", "call", "teardown")
+    assert sorted(line for line in lines if line.split()[0] in phases) == [
         "call True", "call True", "setup False", "setup False",
         "teardown False", "teardown False",
     ]  # fmt: skip

@@ -208,10 +208,10 @@ class ExecutorRole:
             )
         self.plan = self.make_plan()
         items = build_items(session, self.plan.to_run, self.run_item)
-        if self.config.getoption("timeout", None) is None:
-            mark = pytest.mark.timeout(self.settings.case_timeout_s)
-            for item in items:
-                item.add_marker(mark)
+        collector = items[0].parent if items else None
+        if collector is not None and self.config.getoption("timeout", None) is None:
+            # on the one collector: an item's closest marker is its parent's
+            collector.add_marker(pytest.mark.timeout(self.settings.case_timeout_s))
         session.items = items
         hook = self.config.hook
         hook.pytest_collectreport(
