@@ -158,3 +158,21 @@ def test_bad_ledger_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "known_segfaults.json" in result.stderr.str()
     assert "rule 0 (id 'x')" in result.stderr.str()
+
+
+def test_isolate_all_probes_in_its_warm_child(pytester: pytest.Pytester) -> None:
+    """--isolate all in process starts no probe interpreter: the probe table comes
+    from the warm pool's child, which has torch loaded already."""
+    write_manifest(pytester, ["ok", "wrong"])
+    pytester.makeconftest(
+        "from pathlib import Path\n"
+        "from torchcts_runner import probes\n"
+        "def _start(self):\n"
+        "    (Path(__file__).parent / 'probe-child.txt').write_text('started')\n"
+        "probes.ProbeRun.start = _start\n"
+    )
+    result = run(pytester, "--isolate", "all")
+    assert result.ret == 1, result.stdout.str()
+    assert not (pytester.path / "probe-child.txt").exists()
+    probed = load_result(pytester.path / "results").metadata.probes
+    assert probed["total"] > 2 and probed["pass"] == probed["total"], probed

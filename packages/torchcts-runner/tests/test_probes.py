@@ -10,7 +10,14 @@ from types import SimpleNamespace
 import pytest
 import torch
 from torchcts_runner import probe_cache
-from torchcts_runner.probes import LocalProbes, ProbeRun, _capability_checks
+from torchcts_runner.child_entry import run_case
+from torchcts_runner.probes import (
+    PROBES_KIND,
+    LocalProbes,
+    PooledProbes,
+    ProbeRun,
+    _capability_checks,
+)
 from torchcts_schema import load_manifest
 
 
@@ -63,10 +70,12 @@ def test_probes_run_here_only_in_an_executing_process_without_a_backend(
     started: list[str] = []
     monkeypatch.setattr(probe_cache, "LocalProbes", lambda m, d: started.append("here"))
     monkeypatch.setattr(probe_cache, "ProbeRun", lambda m, d: started.append("child"))
-    for backend, executes_here in (
-        ("", True),
-        ('BACKEND_IMPORT = "torchcts_simdev"\n', True),
-        ("", False),
+    monkeypatch.setattr(probe_cache, "PooledProbes", lambda run: started.append("pool"))
+    for backend, executes_here, pooled in (
+        ("", True, None),
+        ('BACKEND_IMPORT = "torchcts_simdev"\n', True, None),
+        ("", False, None),
+        ('BACKEND_IMPORT = "torchcts_simdev"\n', False, lambda: []),
     ):
         path = tmp_path / "manifest.py"
         path.write_text(backend + CPU_MANIFEST)
@@ -82,8 +91,29 @@ def test_probes_run_here_only_in_an_executing_process_without_a_backend(
             "cpu_x",
             torch.__version__,
             executes_here=executes_here,
+            pooled=pooled,
         )
-    assert started == ["here", "child", "child"]
+    assert started == ["here", "child", "child", "pool"]
+
+
+def test_the_warm_pools_child_probes_as_the_process_does(tmp_path: Path) -> None:
+    """--isolate all: the probes are one payload of the warm pool, whose child has
+    torch and the backend loaded; its rows are the in-process rows, the generator is
+    left as it was, and a payload that did not return is one failed probe row."""
+    manifest = tmp_path / "manifest.py"
+    manifest.write_text(CPU_MANIFEST)
+    torch.manual_seed(99)
+    before = torch.random.get_rng_state()
+    payload = {"kind": PROBES_KIND, "manifest": str(manifest), "device": "cpu"}
+    rows = run_case(payload)["probe_rows"]
+    assert torch.equal(torch.random.get_rng_state(), before)
+    assert rows == LocalProbes(manifest, "cpu").result()
+    asked: list[int] = []
+    pooled = PooledProbes(lambda: asked.append(1) or rows)
+    pooled.start()
+    assert pooled.result() == rows and asked == [1]  # run once, when begun
+    (failed,) = PooledProbes(lambda: "the child was killed by SIGSEGV").result()
+    assert failed["status"] == "fail" and "SIGSEGV" in failed["note"]
 
 
 def test_the_probe_child_starts_when_asked_and_once(

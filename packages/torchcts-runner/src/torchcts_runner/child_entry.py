@@ -27,6 +27,7 @@ from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_execution import CaseContext, execute_case
 from torchcts_runner.casesource import load_case_source
 from torchcts_runner.defaults import DEFAULT_CASE_SOURCE
+from torchcts_runner.probes import PROBES_KIND, run_probes
 from torchcts_runner.timeouts import case_deadline
 
 
@@ -56,7 +57,10 @@ def _context(
 
 
 def run_case(payload: dict[str, Any]) -> JsonDict:
-    """Execute the case named in `payload` here and return its record as a dict."""
+    """Execute the case named in `payload` here and return its record as a dict
+    (a payload of kind ``probes``: the run's probe table, `run_probe_payload`)."""
+    if payload.get("kind") == PROBES_KIND:
+        return run_probe_payload(payload)
     options = dict(payload.get("options") or {})
     ctx = _context(
         str(payload["manifest"]),
@@ -77,6 +81,17 @@ def run_case(payload: dict[str, Any]) -> JsonDict:
     return record.to_dict()
 
 
+def run_probe_payload(payload: dict[str, Any]) -> JsonDict:
+    """Every probe, here: a warm child of ``--isolate all`` has torch and the backend
+    loaded, so the probes cost no interpreter of their own. The CPU generator is
+    restored after them (the rng probe seeds it), as `LocalProbes` does."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        rows = run_probes(str(payload["manifest"]), str(payload["device"]))
+    return {"probe_rows": rows}
+
+
 def warm_child(args: dict[str, Any]) -> None:
     """Run once in each isolation child before it takes cases: import and configure
     the backend, let the case source load its catalogue and build one case's inputs
@@ -95,4 +110,4 @@ def warm_child(args: dict[str, Any]) -> None:
             source.prepare(source.get_case(str(args["case_id"])), manifest)
 
 
-__all__ = ["run_case", "warm_child"]
+__all__ = ["run_case", "run_probe_payload", "warm_child"]

@@ -228,11 +228,15 @@ class ControllerRole:
             write_start_status(Path(status_file), self.workers.to_dict())
         self.handling.publish()
         install_interrupt_handlers()
+        executor = self.local_executor
         self.probes = probe_phase(
             s,
             self.run_key,
             self.controller.metadata.torch_version,
-            executes_here=self.local_executor is not None and s.isolate != "all",
+            executes_here=executor is not None and s.isolate != "all",
+            pooled=executor.pooled_probes
+            if executor is not None and s.isolate == "all"
+            else None,
         )
 
     def _print_probes(self) -> None:

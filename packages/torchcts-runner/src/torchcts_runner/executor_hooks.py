@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_schema import NODE_PREFIX, CaseRecord, CaseSpec, case_id_for_node
+from torchcts_schema import (
+    NODE_PREFIX,
+    CaseRecord,
+    CaseSpec,
+    JsonDict,
+    case_id_for_node,
+)
 
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_evidence import saved_inputs_finder
@@ -46,6 +52,7 @@ from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
 from torchcts_runner.planfile import PlanFileError, read_plan
+from torchcts_runner.probes import PROBE_TIMEOUT_S
 from torchcts_runner.recheck_plan import recheck_for
 from torchcts_runner.runlog import RunLog, runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
@@ -294,6 +301,12 @@ class ExecutorRole:
             "results_dir": str(self.settings.results_dir),
             "options": self.payload_options(),
         }
+
+    def pooled_probes(self) -> list[JsonDict] | str:
+        """The probe table from the warm pool's child (``--isolate all``)."""
+        return self.policy.probe_rows(
+            str(self.settings.manifest.path), self.settings.device, PROBE_TIMEOUT_S
+        )
 
     def run_item(self, item: CaseItem) -> CaseRecord:
         """Run one case where the isolation policy says, within its limit."""

@@ -46,6 +46,7 @@ from torchcts_schema import (
     CaseRecord,
     CaseSpec,
     CrashKind,
+    JsonDict,
     Manifest,
     NextFix,
     Status,
@@ -68,6 +69,7 @@ from torchcts_runner.device_health import (
 from torchcts_runner.isolation_decisions import DecisionReader
 from torchcts_runner.known_crash_match import KnownCrashMatcher
 from torchcts_runner.metadata import torch_version
+from torchcts_runner.probes import PROBES_KIND
 from torchcts_runner.timeouts import grace_for
 
 CHILD_ENTRY = "torchcts_runner.child_entry:run_case"
@@ -351,6 +353,19 @@ class IsolationPolicy:
             preload=preload,
             warmup=(WARM_ENTRY, warm) if manifest else None,
         )
+
+    def probe_rows(
+        self, manifest: str, device: str, timeout_s: float
+    ) -> list[JsonDict] | str:
+        """The probe table, run as one payload of the run's warm pool (`PooledProbes`);
+        the words of how the child ended when it did not return one."""
+        if self._pool is None:
+            self.start_pool()
+        assert self._pool is not None
+        payload = {"kind": PROBES_KIND, "manifest": manifest, "device": device}
+        outcome = self._pool.run(payload, timeout_s=timeout_s, heartbeat_s=None)
+        rows = outcome.result.get("probe_rows") if outcome.result else None
+        return list(rows) if isinstance(rows, list) else outcome.detail
 
     def close(self) -> None:
         """End the warm children (also done at interpreter exit)."""

@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,13 @@ from torchcts_schema import JsonDict, ResultsLayout, write_atomic
 
 from torchcts_runner import __version__
 from torchcts_runner.device_environment import run_environment
-from torchcts_runner.probes import LocalProbes, ProbeRun, format_table, probe_counts
+from torchcts_runner.probes import (
+    LocalProbes,
+    PooledProbes,
+    ProbeRun,
+    format_table,
+    probe_counts,
+)
 from torchcts_runner.settings import RunSettings
 
 CACHE_FORMAT = "torchcts-probe-cache"
@@ -126,7 +133,9 @@ class ProbePhase:
     """This run's probes from start to printed table, fresh or reused."""
 
     def __init__(
-        self, run: ProbeRun | LocalProbes | ReusedProbes, cache: ProbeCache
+        self,
+        run: ProbeRun | LocalProbes | PooledProbes | ReusedProbes,
+        cache: ProbeCache,
     ) -> None:
         self.run = run
         self.cache = cache
@@ -167,14 +176,20 @@ def backend_unusable(rows: list[JsonDict]) -> bool:
 
 
 def probe_phase(
-    settings: RunSettings, run_key: str, torch_version: str, *, executes_here: bool
+    settings: RunSettings,
+    run_key: str,
+    torch_version: str,
+    *,
+    executes_here: bool,
+    pooled: Callable[[], list[JsonDict] | str] | None = None,
 ) -> ProbePhase:
     """The probes of this run: reused for a subset run when the cache matches, else
-    run in this process when it executes the cases (it has torch loaded anyway) and
-    the device is torch's own (no backend import), else a fresh probe child, started
-    by `ProbePhase.begin` (or at the latest by `ProbePhase.finish`). An xdist
-    controller never imports torch: its workers do, and the child starts only once
-    the first case has ended, off the path to it."""
+    as a payload of the warm pool that runs every case (`pooled`, ``--isolate all``
+    in process), else run in this process when it executes the cases (it has torch
+    loaded anyway) and the device is torch's own (no backend import), else a fresh
+    probe child, started by `ProbePhase.begin` (or at the latest by
+    `ProbePhase.finish`). An xdist controller never imports torch: its workers do,
+    and the child starts only once the first case has ended, off the path to it."""
     manifest = settings.manifest
     key = {
         "run_key": run_key,
@@ -189,6 +204,8 @@ def probe_phase(
     cached = cache.read() if settings.is_subset else None
     if cached is not None:
         return ProbePhase(ReusedProbes(cached), cache)
+    if pooled is not None:
+        return ProbePhase(PooledProbes(pooled), cache)
     if executes_here and not manifest.backend_import:
         return ProbePhase(LocalProbes(manifest.path, settings.device), cache)
     return ProbePhase(ProbeRun(manifest.path, settings.device), cache)

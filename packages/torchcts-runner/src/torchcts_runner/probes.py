@@ -25,6 +25,7 @@ from typing import Any
 from torchcts_schema import JsonDict, ResultsLayout
 
 PROBE_TIMEOUT_S = 120.0
+PROBES_KIND = "probes"  # an isolation payload that asks for the probe table
 
 
 def _row(kind: str, probe: str, check: Callable[[], str | None]) -> JsonDict:
@@ -286,6 +287,38 @@ class LocalProbes:
 
     def kill(self) -> None:
         """Nothing runs."""
+
+
+class PooledProbes:
+    """The probes as one payload of the warm pool of ``--isolate all``: its child has
+    torch and the backend loaded already, where a probe child would import them
+    again on the same cores as the cases (1.8 CPU-s on the 2-core machine).
+
+    `ProbeRun`'s interface; `run` returns the rows, or why the pool's child did not
+    (a probe that crashed it is a failed probe, as a crashed probe child is)."""
+
+    def __init__(self, run: Callable[[], list[JsonDict] | str]) -> None:
+        self._run = run
+        self._rows: list[JsonDict] | None = None
+
+    def start(self) -> None:
+        """Run the probes now (once), in the pool's child."""
+        if self._rows is None:
+            got = self._run()
+            self._rows = (
+                got
+                if isinstance(got, list)
+                else [_failed_child(f"the probe payload did not return: {got}")]
+            )
+
+    def result(self) -> list[JsonDict]:
+        """The rows (run now if they were not)."""
+        self.start()
+        assert self._rows is not None
+        return list(self._rows)
+
+    def kill(self) -> None:
+        """Nothing of its own runs."""
 
 
 def _failed_child(note: str) -> JsonDict:
