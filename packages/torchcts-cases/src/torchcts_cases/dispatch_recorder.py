@@ -161,12 +161,10 @@ class EagerDispatchMode(TorchDispatchMode):  # type: ignore[no-untyped-call]
     about a CPU-second that a run without compile cases never needs otherwise.
     """
 
-    _opaque = _OPAQUE_HOOKS
-
     def __init_subclass__(cls, **kwargs: Any) -> None:
         hook = cls.__dict__.get("__torch_dispatch__")
         if isinstance(hook, types.FunctionType):  # marked before torch decides to wrap
-            cls._opaque = opaque_to_dynamo(hook)
+            opaque_to_dynamo(hook)
         super().__init_subclass__(**kwargs)  # type: ignore[no-untyped-call]
 
     def __init__(self) -> None:
@@ -175,7 +173,7 @@ class EagerDispatchMode(TorchDispatchMode):  # type: ignore[no-untyped-call]
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         """torch's own wrapping only where `opaque_to_dynamo` could not mark the hook."""
-        return not cls._opaque
+        return not _OPAQUE_HOOKS
 
 
 class OverloadRecorder(EagerDispatchMode):
