@@ -27,7 +27,7 @@ from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_execution import CaseContext, execute_case
 from torchcts_runner.casesource import load_case_source
 from torchcts_runner.defaults import DEFAULT_CASE_SOURCE
-from torchcts_runner.probes import PROBES_KIND, run_probes
+from torchcts_runner.probes import PROBES_KIND, probes_beside_cases
 from torchcts_runner.timeouts import case_deadline
 
 
@@ -83,12 +83,8 @@ def run_case(payload: dict[str, Any]) -> JsonDict:
 
 def run_probe_payload(payload: dict[str, Any]) -> JsonDict:
     """Every probe, here: a warm child of ``--isolate all`` has torch and the backend
-    loaded, so the probes cost no interpreter of their own. The CPU generator is
-    restored after them (the rng probe seeds it), as `LocalProbes` does."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        rows = run_probes(str(payload["manifest"]), str(payload["device"]))
+    loaded, so the probes cost no interpreter of their own."""
+    rows = probes_beside_cases(str(payload["manifest"]), str(payload["device"]))
     return {"probe_rows": rows}
 
 

@@ -264,19 +264,25 @@ class ProbeRun:
             self._proc.communicate()
 
 
+def probes_beside_cases(manifest_path: str, device: str) -> list[JsonDict]:
+    """Every probe, in a process that runs cases too: the CPU generator's state is
+    restored after them (the rng probe seeds it), so the cases see the generator
+    exactly as they would have."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        return run_probes(manifest_path, device)
+
+
 class LocalProbes:
     """The probes run in this process, at once: `ProbeRun`'s interface, no child.
 
-    For a device torch itself provides, in a process that has torch loaded. The CPU
-    generator's state is restored after them (the rng probe seeds
-    it), so the cases see the generator exactly as they would have.
+    For a device torch itself provides, in a process that has torch loaded
+    (`probes_beside_cases`).
     """
 
     def __init__(self, manifest: Path, device: str) -> None:
-        import torch
-
-        with torch.random.fork_rng(devices=[]):
-            self._rows = run_probes(str(manifest), device)
+        self._rows = probes_beside_cases(str(manifest), device)
 
     def start(self) -> None:
         """Nothing to start: they ran when this was made."""
