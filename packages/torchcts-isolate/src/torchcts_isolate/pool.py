@@ -113,24 +113,24 @@ class WarmPool:
         if self._closed:
             raise RuntimeError("WarmPool is closed")
         memory_mb = memory_mb if memory_mb is not None else self.memory_mb
-        child = self._take()
-        outcome = child.run(
-            payload, timeout_s=timeout_s, heartbeat_s=heartbeat_s, memory_mb=memory_mb
-        )
-        if _died_before_taking(child, outcome):
-            # lost while idle, and seen only now (a killed child's other threads
-            # still exiting when `_take` looked): the death is not the payload's,
-            # which goes to a fresh child, once
-            self._children.remove(child)
-            self._lost()
-            child.close(graceful=False)
-            child = self._take()
-            outcome = child.run(
+
+        def attempt(child: Child) -> IsolatedOutcome:
+            return child.run(
                 payload,
                 timeout_s=timeout_s,
                 heartbeat_s=heartbeat_s,
                 memory_mb=memory_mb,
             )
+
+        child = self._take()
+        outcome = attempt(child)
+        if _died_before_taking(child, outcome):
+            # lost while idle, and seen only now (a killed child's other threads
+            # still exiting when `_take` looked): the death is not the payload's,
+            # which goes to a fresh child, once
+            self._discard_lost(child)
+            child = self._take()
+            outcome = attempt(child)
         healthy = outcome.result is not None and child.proc.poll() is None
         if healthy and self.retire is not None and self.retire(outcome.result):
             healthy = False  # alive, but spoiled for every later payload
@@ -161,11 +161,15 @@ class WarmPool:
     def _take(self) -> Child:
         """A live child; children that died while idle are replaced first."""
         for child in [c for c in self._children if c.proc.poll() is not None]:
-            self._children.remove(child)
-            child.close(graceful=False)
-            self._lost()
+            self._discard_lost(child)
         self._fill()
         return self._children[0]
+
+    def _discard_lost(self, child: Child) -> None:
+        """Forget a child that died outside any payload's doing, and count the loss."""
+        self._children.remove(child)
+        child.close(graceful=False)
+        self._lost()
 
     def _lost(self) -> None:
         """Count a lost child; the first loss brings the spares (see the class)."""
