@@ -372,8 +372,6 @@ class ExecutorRole:
         try:
             return (yield)
         finally:
-            if isinstance(item, CaseItem):
-                item.user_properties.clear()
             if nextitem is None:
                 BACKSTOP.release()
 

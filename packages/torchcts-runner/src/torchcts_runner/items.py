@@ -4,7 +4,8 @@ One `CaseCollection` node (node id ``torchcts``) holds one `CaseItem` per case, 
 case's node id is ``torchcts::<case id>`` (the schema's `node_id_for_case`). The item's
 `runtest` asks the executor for a `CaseRecord`, attaches it to the report through
 ``user_properties`` (how xdist workers hand data to the controller, as JSON text)
-and turns it into the pytest outcome: passed passes, skipped skips, every other status fails.
+and turns it into the pytest outcome: passed passes, skipped skips, every other
+status fails.
 """
 
 from __future__ import annotations
