@@ -183,7 +183,7 @@ def test_recorded_command_is_the_users_and_reruns_name_the_manifest(
 def test_resume_command_is_the_users_own_plus_resume() -> None:
     """An interrupted run prints a command that works as printed: the user's own,
     with --resume (through ARGS for make)."""
-    from torchcts_runner.cli import resume_command
+    from torchcts_runner.run_judgement import resume_command
 
     assert resume_command("make run LEVEL=2") == "make run LEVEL=2 ARGS=--resume"
     assert resume_command("make run ARGS='--op add'") == (

@@ -7,7 +7,8 @@ from __future__ import annotations
 import signal
 
 import pytest
-from torchcts_runner import cli
+from torchcts_runner import run_judgement
+from torchcts_runner.run_folder import USER_COMMAND_ENV
 
 
 def test_death_by_signal_names_it_and_how_to_continue(
@@ -15,10 +16,10 @@ def test_death_by_signal_names_it_and_how_to_continue(
 ) -> None:
     """pytest's child killed by SIGSEGV: exit 3 (internal), one line with SIGSEGV,
     the journal, and the user's command with --resume."""
-    monkeypatch.setenv(cli.USER_COMMAND_ENV, "torchcts-run --manifest m.py -n 0")
-    code = cli.judge(-signal.SIGSEGV, None, set())
+    monkeypatch.setenv(USER_COMMAND_ENV, "torchcts-run --manifest m.py -n 0")
+    code = run_judgement.judge(-signal.SIGSEGV, None, set())
     out = capsys.readouterr().out.strip().splitlines()
-    assert code == cli.INTERNAL
+    assert code == run_judgement.INTERNAL
     assert len(out) == 1 and "SIGSEGV" in out[0] and "journal" in out[0]
     assert out[0].endswith("torchcts-run --manifest m.py -n 0 --resume")
 
@@ -27,7 +28,7 @@ def test_an_unknown_signal_number_is_still_named(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A number outside the Signals enum prints as "signal N"."""
-    assert cli.judge(-200, None, set()) == cli.INTERNAL
+    assert run_judgement.judge(-200, None, set()) == run_judgement.INTERNAL
     assert "signal 200" in capsys.readouterr().out
 
 
@@ -36,5 +37,5 @@ def test_no_session_end_with_a_clean_code_is_abnormal(
 ) -> None:
     """Exit 0 without the status file (faulthandler's _exit after a hang) is not a
     pass."""
-    assert cli.judge(0, None, set()) == cli.INTERNAL
+    assert run_judgement.judge(0, None, set()) == run_judgement.INTERNAL
     assert "ended abnormally" in capsys.readouterr().out

@@ -1,7 +1,7 @@
 """``torchcts-run``: drive pytest with the TorchCTS plugin, xdist and pytest-timeout.
 
 ``torchcts-run --manifest FILE [options] [pytest args]`` or ``torchcts-run
---best-device``. The exit status says what a CI job needs to know (`EXIT_CODES`);
+--best-device``. The exit status says what a CI job needs to know (`run_judgement`);
 ``--json`` prints the run's end as one JSON object on stdout (`run_summary`) and sends
 everything pytest prints to stderr.
 """
@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from torchcts_schema import (
     JUNIT_SUFFIX,
@@ -35,23 +33,17 @@ from torchcts_runner import __version__
 from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
-from torchcts_runner.run_summary import report_words, run_summary, summary_text
+from torchcts_runner.run_judgement import (
+    EXIT_CODES,
+    NOT_PASSED,
+    USAGE,
+    judge,
+    read_status,
+)
+from torchcts_runner.run_summary import run_summary, summary_text
 from torchcts_runner.worker_choice import IN_PROCESS_UP_TO, available_cores, workers_for
 
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
-NOT_PASSED = ("failed", "error", "unsupported", "crashed")
-OK, CASES_FAILED, INTERNAL, USAGE, NO_CASES, BACKEND_UNUSABLE = 0, 1, 3, 4, 5, 6
-EXIT_CODES = {
-    0: "every executed case passed (not_run and skipped cases are not failures)",
-    1: "the run completed and some executed case did not pass (see --fail-on)",
-    2: "an option of torchcts-run itself is malformed (nothing ran)",
-    3: "internal error, or the run ended abnormally (continue with --resume)",
-    4: "usage or manifest error (nothing ran)",
-    5: "the selection holds no case to run",
-    6: "the backend could not be imported or its device is unusable",
-    130: "interrupted by SIGINT (Ctrl-C): partial report written; --resume continues",
-    143: "interrupted by SIGTERM: partial report written; --resume continues",
-}
 
 
 AUTO_WORKERS = "auto"  # pytest-xdist's -n auto: the plugin chooses by the work
@@ -418,7 +410,7 @@ def run_child(
                 str(status_file),
             ]
             code = _call_through_signals(command, stdout=stdout)
-            status = _read_status(status_file)
+            status = read_status(status_file)
             if status is None or status.get("ended") is not False:
                 return code, status
             why = continuation(code, status, continue_on) if continue_on else None
@@ -457,122 +449,6 @@ def _call_through_signals(command: list[str], *, stdout: int | None = None) -> i
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def resume_command(command: str) -> str:
-    """The command that continues an interrupted run: what the user typed, plus
-    ``--resume`` (through ``ARGS`` for a make target)."""
-    if not command:
-        return "the same command with --resume"
-    if command.startswith("make "):
-        words = shlex.split(command)
-        args = next((w for w in words if w.startswith("ARGS=")), None)
-        if args is None:
-            return shlex.join([*words, "ARGS=--resume"])
-        words[words.index(args)] = f"{args} --resume"
-        return shlex.join(words)
-    return command if "--resume" in shlex.split(command) else f"{command} --resume"
-
-
-def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int:
-    """The exit status of a run from pytest's code and the plugin's status file."""
-    if status is None:
-        if code in (0, 1):
-            print(
-                "torchcts-run: the run ended abnormally (no session end); the journal "
-                "keeps every finished case: continue with --resume",
-                flush=True,
-            )
-            return INTERNAL
-        if code < 0:
-            # the run's own process died (a crash in a case run in process, -n 0,
-            # or a kill): nothing past the journal was written, so say so
-            print(
-                f"torchcts-run: the run's process died by {_signal_name(-code)} "
-                "before its session end (a crash in a case run in process takes "
-                "the run with it); the journal keeps every finished case and the "
-                "runlog names the case in flight, which --resume runs isolated: "
-                f"continue with: {resume_command(os.environ.get(USER_COMMAND_ENV, ''))}",
-                flush=True,
-            )
-            return INTERNAL
-        return code if code in (USAGE, NO_CASES) else (INTERNAL if code else OK)
-    report = report_words(status)
-    signum = status.get("interrupted_by")
-    if isinstance(signum, int):
-        print(
-            f"torchcts-run: run interrupted; partial {report}; continue "
-            f"with: {resume_command(os.environ.get(USER_COMMAND_ENV, ''))}",
-            flush=True,
-        )
-        return 128 + signum
-    if status.get("write_error"):
-        print(
-            f"torchcts-run: results could not be written ({status['write_error']}); "
-            "free space, then continue with --resume",
-            flush=True,
-        )
-        return INTERNAL
-    if status.get("backend_unusable"):
-        print(
-            f"torchcts-run: the backend could not be imported or its device is "
-            f"unusable (see the probe table); {report}",
-            flush=True,
-        )
-        return BACKEND_UNUSABLE
-    if not status.get("complete"):
-        print(
-            f"torchcts-run: run incomplete (continue with --resume); {report}",
-            flush=True,
-        )
-        return INTERNAL if code in (0, 1) else code
-    if code not in (0, 1):
-        return code
-    counts = status.get("counts")
-    counts = counts if isinstance(counts, dict) else {}
-    failing, which = _tally(counts, sorted(fail_on))
-    if failing:
-        print(
-            f"torchcts-run: run complete; {failing} case(s) did not pass ({which}); "
-            f"{report}",
-            flush=True,
-        )
-        return CASES_FAILED
-    others, which = _tally(counts, NOT_PASSED)
-    if others:  # --no-fail, or --fail-on naming other statuses
-        print(
-            f"torchcts-run: run complete; {others} case(s) did not pass ({which}), "
-            f"none with a status that fails the run; {report}",
-            flush=True,
-        )
-        return OK
-    print(
-        f"torchcts-run: run complete; every executed case passed; {report}",
-        flush=True,
-    )
-    return OK
-
-
-def _tally(counts: Mapping[str, Any], statuses: Iterable[str]) -> tuple[int, str]:
-    """How many cases have one of `statuses`, and ``"2 failed, 1 crashed"``."""
-    found = {name: int(counts.get(name, 0)) for name in statuses}
-    which = ", ".join(f"{n} {name}" for name, n in found.items() if n)
-    return sum(found.values()), which
-
-
-def _read_status(path: Path) -> dict[str, object] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 if __name__ == "__main__":
