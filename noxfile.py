@@ -44,10 +44,12 @@ def _bin(name: str) -> str:
 
 
 def _ensure_env(session: nox.Session) -> None:
-    """Create or refresh the shared environment when its inputs changed."""
+    """Create or refresh the shared environment when its inputs changed; compile the
+    packages' sources either way (`_compile_sources`)."""
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in INPUTS)).hexdigest()
     stamp = ENV / ".inputs-sha256"
     if stamp.exists() and stamp.read_text() == digest and Path(_bin("python")).exists():
+        _compile_sources(session)
         return
     session.run(sys.executable, "-m", "venv", "--clear", str(ENV), external=True)
     pip = [_bin("python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
@@ -65,6 +67,22 @@ def _ensure_env(session: nox.Session) -> None:
         *pip, "--no-build-isolation", "-c", "constraints.txt", *editable, external=True
     )
     stamp.write_text(digest)
+    _compile_sources(session)
+
+
+def _compile_sources(session: nox.Session) -> None:
+    """Write the bytecode of the editable packages (0.05 s when it is up to date).
+
+    pip compiles what it installs, but editable packages are compiled at import and
+    only where Python may write bytecode: with PYTHONDONTWRITEBYTECODE (common in
+    containers) every process of a run compiled the torchcts sources again, 0.3-0.6 s
+    each before its first case. A source newer than its bytecode is compiled at import
+    as usual, so stale files cost nothing but time.
+    """
+    sources = [str(ROOT / "packages" / f"torchcts-{p}" / "src") for p in PACKAGES]
+    compile_all = [_bin("python"), "-m", "compileall", "-q", *sources]
+    # 1: some file could not be compiled or written; its import says why, if ever
+    session.run(*compile_all, external=True, silent=True, success_codes=[0, 1])
 
 
 @nox.session(python=False)
