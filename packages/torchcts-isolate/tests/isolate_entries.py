@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -99,3 +100,21 @@ def warm(args: dict[str, Any]) -> None:
 def warmed(payload: dict[str, Any]) -> dict[str, Any]:
     """What the warm-up left behind in this child."""
     return {"warmed": WARMED}
+
+
+def leaves_work_for_exit(payload: dict[str, Any]) -> dict[str, Any]:
+    """Leave what a normal exit finishes: an atexit handler, a non-daemon thread still
+    writing, and unflushed stdout; each writes to the files `payload` names."""
+    import atexit
+    import threading
+
+    atexit.register(Path(payload["atexit"]).write_text, "ran")
+
+    def late() -> None:
+        time.sleep(0.3)
+        Path(payload["thread"]).write_text("joined")
+
+    threading.Thread(target=late, daemon=False).start()
+    sys.stdout = open(payload["stdout"], "w", encoding="utf-8")  # noqa: SIM115
+    sys.stdout.write("buffered, never flushed by the case")
+    return {"pid": os.getpid()}

@@ -223,3 +223,18 @@ def test_failing_warmup_is_reported(entry_env: dict[str, str]) -> None:
     assert outcome.result is None
     assert outcome.exception is not None and "warm-up failed" in outcome.exception
     assert "while starting the child" in outcome.detail
+
+
+def test_a_closed_child_finishes_what_a_normal_exit_would(
+    entry_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A child leaves without the interpreter's teardown (a second with torch loaded),
+    but its atexit handlers run, its non-daemon threads end and stdout is flushed."""
+    files = {name: str(tmp_path / name) for name in ("atexit", "thread", "stdout")}
+    pool = WarmPool("isolate_entries:leaves_work_for_exit", env=entry_env)
+    outcome = pool.run(files, timeout_s=20, heartbeat_s=10)
+    assert outcome.result is not None
+    pool.close()
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert (tmp_path / "thread").read_text() == "joined"
+    assert (tmp_path / "stdout").read_text() == "buffered, never flushed by the case"

@@ -11,7 +11,7 @@ from torchcts_isolate.adaptive import (
     write_adaptive_decisions,
 )
 from torchcts_isolate.audit import AuditResult, KnownCase, audit, load_case_list
-from torchcts_isolate.child import memory_limit
+from torchcts_isolate.child import exit_without_teardown, memory_limit
 from torchcts_isolate.crash_record import (
     crash_dir,
     crash_record_path,
@@ -56,6 +56,7 @@ __all__ = [
     "crash_for",
     "crash_record_path",
     "decide_adaptive",
+    "exit_without_teardown",
     "load_case_list",
     "load_ledger",
     "may_be_external",

@@ -43,6 +43,8 @@ from torchcts_runner.run_judgement import (
 from torchcts_runner.run_summary import run_summary, summary_text
 from torchcts_runner.worker_choice import IN_PROCESS_UP_TO, available_cores, workers_for
 
+# the module run as pytest: pytest itself, with a quick exit (see the module)
+PYTEST_PROCESS = "torchcts_runner.pytest_process"
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 
 
@@ -404,7 +406,7 @@ def run_child(
             command = [
                 sys.executable,
                 "-m",
-                "pytest",
+                PYTEST_PROCESS,
                 *args,
                 "--torchcts-status-file",
                 str(status_file),
