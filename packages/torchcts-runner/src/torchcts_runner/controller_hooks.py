@@ -274,7 +274,8 @@ class ControllerRole:
             self.crashes.specs[spec.case_id] = spec
         self.controller.add_not_run(self.plan.not_run)
         self.controller.set_outside(self.plan.outside_by_reason())
-        if self.local_executor is not None:
+        left_out = len(self.plan.to_run) - len(session.items)
+        if self.local_executor is not None and left_out > 0:  # -k, -m, a plugin
             self.account_collected(item.nodeid for item in session.items)
         freeze_start_up()  # the plan and its accounting live to the end
         live = sys.stderr.isatty() and not self.settings.quiet
