@@ -55,6 +55,36 @@ def test_a_surface_rule_matches_the_overload_a_case_reaches() -> None:
     assert traced.surfaces_of(_spec(0)) == ("aten::add", "aten::add.Tensor")
 
 
+def test_reached_overloads_are_looked_up_only_for_a_surface_rule() -> None:
+    """Looking up what a case reaches loads the coverage trace: a ledger without a
+    surface rule (the packaged one is empty) never asks, and matches as before."""
+    manifest = Manifest(path=Path("m.py"), digest="", device="simdev",
+                        backend_name="simdev")  # fmt: skip
+    asked: list[str] = []
+
+    def surfaces(spec: CaseSpec) -> tuple[str, ...]:
+        asked.append(spec.case_id)
+        return ("aten::add.Tensor",)
+
+    by_case = {**RULE, "id": "by-case", "match": {"case_glob": "opinfo/add/*/1"}}
+    for rules, expected in (((), ()), ((by_case,), ("by-case",))):
+        ledger = Ledger(
+            tuple(LedgerRule(rule_from_dict(r), "f.json", 0) for r in rules)
+        )
+        matcher = KnownCrashMatcher(
+            ledger, manifest, torch_version=None, hardware_key=None, surfaces=surfaces
+        )
+        assert matcher.rule_ids(_spec(0)) == ()
+        assert matcher.rule_ids(_spec(1)) == expected
+    assert asked == []
+    with_surface = Ledger((LedgerRule(rule_from_dict(RULE), "f.json", 0),))
+    matcher = KnownCrashMatcher(
+        with_surface, manifest, torch_version=None, hardware_key=None, surfaces=surfaces
+    )
+    assert matcher.rule_ids(_spec(0)) == ("add-tensor",)
+    assert asked == [_spec(0).case_id]
+
+
 def test_records_carry_surfaces_and_the_ledger_isolates_by_overload(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
