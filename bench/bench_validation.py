@@ -13,6 +13,8 @@ by the work) watched from outside (``observe.py``). Rows per level:
 - bare calls per core: their serial sum divided among the processes that ran the
   cases (``measure.per_core``), and wall / bare per core, pair by pair (aim <= 1.5x
   at level 4);
+- the bare loop per core (the same cases' inputs built, called and judged in a plain
+  loop: what any suite checking them pays before its own costs) and wall / bare loop;
 - the case phase beyond the bare calls, per case: (wall - first case - tail - bare
   per core) / cases, from the same pair; negative only if this process's bare calls
   ran slower than the run's, which the note then says;
@@ -77,6 +79,10 @@ def validation_rows(
         per_core(b.total_s, r.processes, machine_cores)
         for b, r in zip(bares, runs, strict=True)
     ]
+    loops = [
+        per_core(b.loop_s, r.processes, machine_cores)
+        for b, r in zip(bares, runs, strict=True)
+    ]
     walls = [r.wall_s for r in runs]
     beyond = [
         (r.wall_s - r.first_case_s - r.tail_s - p) / r.cases * 1000
@@ -122,6 +128,13 @@ def validation_rows(
             aim="<= 1.5x at level 4",
             note="pair by pair",
         ),
+        row(
+            "bare loop per core",
+            loops,
+            "s",
+            note="inputs built, called and judged in a plain loop (bare.py)",
+        ),
+        row("wall / bare loop per core", pair_ratios(walls, loops), "x"),
         row(
             "case phase beyond bare calls",
             beyond,

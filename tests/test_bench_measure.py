@@ -246,3 +246,28 @@ def test_the_start_rows_give_first_case_wall_cpu_and_torch_interpreters() -> Non
         ("-n 2: interpreters with torch by the first case", 3.5),
     ]
     assert rows[2].shown == "4 (3-4)"
+
+
+def test_validation_rows_divide_the_bare_calls_and_the_bare_loop_per_core() -> None:
+    """Both bare figures are shared among the run's processes (capped by the cores)
+    and the wall is divided by each, pair by pair."""
+    import bench_validation
+    from bare import BareCalls
+
+    def seen(wall: float, workers: int) -> observe.RunObservation:
+        return observe.RunObservation(
+            wall_s=wall, cpu_s=wall, exit_code=0, cases=100, first_case_s=2.0,
+            first_case_cpu_s=2.0, torch_by_first_case=1, tail_s=1.0,
+            workers=workers, workers_why="", loads=(1.0, 1.0), artifacts={},
+        )  # fmt: skip
+
+    bares = [BareCalls(2.0, 100, 0, 6.0), BareCalls(4.0, 100, 0, 12.0)]
+    rows = bench_validation.validation_rows(
+        "level 1", bares, [seen(12.0, 0), seen(12.0, 4)], [1.0], 2
+    )
+    got = {r.metric: r.value for r in rows}
+    # one process: the serial sums; four workers on two cores: halves
+    assert got["level 1: bare calls per core"] == 2.0  # median of 2.0 and 4.0 / 2
+    assert got["level 1: bare loop per core"] == 6.0  # 6.0 and 12.0 / 2
+    assert got["level 1: wall / bare per core"] == 6.0  # 12 / 2 both rounds
+    assert got["level 1: wall / bare loop per core"] == 2.0  # 12 / 6 both rounds
