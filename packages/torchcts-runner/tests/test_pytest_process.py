@@ -38,5 +38,15 @@ def test_pytest_process_exits_as_pytest_would(pytester: pytest.Pytester) -> None
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*1 failed, 1 passed*"])  # the last line, flushed
+    assert "Warning" not in result.stderr.str()  # nothing deprecated, no path printed
     assert (pytester.path / "atexit.txt").read_text() == "ran"
     assert (pytester.path / "thread.txt").read_text() == "joined"
+
+
+def test_the_exit_status_is_what_sys_exit_gives() -> None:
+    from torchcts_runner.pytest_process import exit_status
+
+    assert [exit_status(c) for c in (None, 0, 3, pytest.ExitCode.INTERRUPTED)] == [
+        0, 0, 3, 2,
+    ]  # fmt: skip
+    assert exit_status("a message") == 1

@@ -65,7 +65,7 @@ def recorded_command(argv: list[str] | None = None) -> str:
     if not argv:
         return ""
     program = os.path.basename(argv[0])
-    if program in ("__main__.py", "pytest.py", "pytest_process.py"):  # python -m
+    if program in ("__main__.py", "pytest.py"):
         program = "pytest"
     return shlex.join(
         [program, *(shareable_path(a) if os.sep in a else a for a in argv[1:])]
