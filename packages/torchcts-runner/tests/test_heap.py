@@ -6,7 +6,13 @@ import gc
 from collections.abc import Iterator
 
 import pytest
-from torchcts_runner.heap import freeze_for_exit, freeze_start_up
+from runner_helpers import run_args, use_fake_source, write_manifest
+from torchcts_runner.heap import (
+    end_start_up,
+    freeze_for_exit,
+    freeze_start_up,
+    pause_start_up,
+)
 
 
 @pytest.fixture
@@ -38,3 +44,63 @@ def test_exit_freezes_and_stops_collecting(collector: None) -> None:
     freeze_for_exit()
     assert gc.get_freeze_count() > 0
     assert not gc.isenabled()
+
+
+def test_start_up_pauses_collection_until_it_ends(collector: None) -> None:
+    """Paused, then frozen and collecting again once; a collector that was off
+    before the pause stays off."""
+    gc.enable()
+    gc.unfreeze()
+    pause_start_up()
+    assert not gc.isenabled()
+    kept = [[] for _ in range(1000)]
+    end_start_up()
+    assert gc.isenabled() and gc.get_freeze_count() >= len(kept)
+    gc.disable()
+    end_start_up()  # already ended: changes nothing
+    assert not gc.isenabled()
+    pause_start_up()
+    end_start_up()
+    assert not gc.isenabled()
+
+
+_GC_SPY = """
+import gc, pathlib
+
+def _note(text):
+    with pathlib.Path("gc.txt").open("a") as fh:
+        fh.write(text + "\\n")
+
+def pytest_collection_finish(session):
+    _note(f"collected {gc.isenabled()}")
+
+def pytest_runtest_logfinish(nodeid):
+    _note(f"ran {gc.isenabled()}")
+"""
+
+
+def test_a_run_collects_nothing_until_its_first_case(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start-up imports and collection run paused; every case after it with
+    the collector on."""
+    use_fake_source(pytester, monkeypatch)
+    write_manifest(pytester, ["ok", "wrong"])
+    pytester.makeconftest(_GC_SPY)
+    result = pytester.runpytest_subprocess(*run_args())
+    assert result.ret == 1, result.stdout.str()
+    lines = (pytester.path / "gc.txt").read_text().splitlines()
+    assert lines == ["collected False", "ran True", "ran True"]
+
+
+def test_a_session_that_ends_before_any_case_resumes_collection(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, collector: None
+) -> None:
+    """A run inside this process (pytester) that stops before its first case does
+    not leave this process's collector paused."""
+    use_fake_source(pytester, monkeypatch)
+    write_manifest(pytester, ["ok"])
+    gc.enable()
+    result = pytester.runpytest_inprocess(*run_args("not-a-node-id"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert gc.isenabled()

@@ -47,7 +47,7 @@ from torchcts_runner.device_health import (
     settle,
 )
 from torchcts_runner.device_memory import WORKER_OUTPUT_KEY
-from torchcts_runner.heap import freeze_for_exit, freeze_start_up
+from torchcts_runner.heap import end_start_up, freeze_for_exit, freeze_start_up
 from torchcts_runner.interrupts import ParentWatch, ignore_interrupts
 from torchcts_runner.isolation import IsolationPolicy
 from torchcts_runner.items import CaseItem, build_items
@@ -291,6 +291,7 @@ class ExecutorRole:
         ensure_backend(manifest.backend_import, manifest.backend_options)
         self._warm_source(self.context().source, self.plan.to_run if self.plan else [])
         freeze_start_up()
+        end_start_up()
 
     def payload(self, spec: CaseSpec) -> dict[str, Any]:
         """What an isolation child needs to run `spec`."""
@@ -310,6 +311,7 @@ class ExecutorRole:
 
     def run_item(self, item: CaseItem) -> CaseRecord:
         """Run one case where the isolation policy says, within its limit."""
+        end_start_up()  # by now in any case (an isolated one skips `warm_up`)
         spec = item.spec
         mode = self.policy.mode_for(spec)
         if mode != "none":

@@ -50,6 +50,7 @@ def _warm_start(config: pytest.Config, *, here: bool = False) -> WarmStart | Non
         return None
     if config.getoption("torchcts_isolate", None) == "all":
         return None  # every case runs in the warm pool's child, which imports them
+    from torchcts_runner.heap import pause_start_up
     from torchcts_runner.warm_start import WarmStart, stages_for
 
     start, tables = stages_for(
@@ -60,6 +61,7 @@ def _warm_start(config: pytest.Config, *, here: bool = False) -> WarmStart | Non
     if not start:
         return None
     warm = WarmStart(str(config.getoption("torchcts_case_source")))
+    pause_start_up()  # until the first case (`heap`); ended at unconfigure at the latest
     warm.start()
     if tables:
         warm.add_case_tables()
@@ -91,6 +93,16 @@ def _names_cases(config: pytest.Config) -> bool:
 def _xdist_controls(config: pytest.Config) -> bool:
     dist = getattr(config.option, "dist", "no")
     return dist != "no" and not config.getoption("collectonly")
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A session that ended before its first case resumes collection here (a
+    pytester run inside a test process must not leave it paused)."""
+    if config.getoption("torchcts_manifest", None):
+        from torchcts_runner.heap import end_start_up
+
+        end_start_up()
 
 
 @pytest.hookimpl(trylast=True)
