@@ -71,6 +71,12 @@ def _note(text):
     with pathlib.Path("gc.txt").open("a") as fh:
         fh.write(text + "\\n")
 
+def _warm(specs):  # the case source's one-time warm-up, after the start-up imports
+    _note(f"warm {gc.isenabled()}")
+
+import fakecases
+fakecases.warm_up = _warm
+
 def pytest_collection_finish(session):
     _note(f"collected {gc.isenabled()}")
 
@@ -82,15 +88,15 @@ def pytest_runtest_logfinish(nodeid):
 def test_a_run_collects_nothing_until_its_first_case(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The start-up imports and collection run paused; every case after it with
-    the collector on."""
+    """The start-up imports, collection and the case source's warm-up run paused;
+    every case after it with the collector on."""
     use_fake_source(pytester, monkeypatch)
     write_manifest(pytester, ["ok", "wrong"])
     pytester.makeconftest(_GC_SPY)
     result = pytester.runpytest_subprocess(*run_args())
     assert result.ret == 1, result.stdout.str()
     lines = (pytester.path / "gc.txt").read_text().splitlines()
-    assert lines == ["collected False", "ran True", "ran True"]
+    assert lines == ["collected False", "warm False", "ran True", "ran True"]
 
 
 def test_a_session_that_ends_before_any_case_resumes_collection(

@@ -311,10 +311,10 @@ class ExecutorRole:
 
     def run_item(self, item: CaseItem) -> CaseRecord:
         """Run one case where the isolation policy says, within its limit."""
-        end_start_up()  # by now in any case (an isolated one skips `warm_up`)
         spec = item.spec
         mode = self.policy.mode_for(spec)
         if mode != "none":
+            end_start_up()  # a case run here ends it in `warm_up`, after the imports
             return self.policy.run(spec, self.payload(spec))
         record = self._run_here(item)
         return (
