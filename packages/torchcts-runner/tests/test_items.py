@@ -50,9 +50,9 @@ def test_stamped_items_are_what_the_constructor_makes(
 ) -> None:
     specs = [_spec(0), _spec(1), _spec(2, None)]
     items = build_items(request.session, specs, _never)
-    assert ItemStamp.of(items[0]) is not None  # this pytest's items are stamped
     parent = items[0].parent
     assert isinstance(parent, CaseCollection)
+    assert ItemStamp.of(items[0], parent) is not None  # this pytest's are stamped
     for spec, item in zip(specs, items, strict=True):
         made = CaseItem.from_parent(
             parent, name=spec.case_id, spec=spec, executor=_never
@@ -100,6 +100,8 @@ def test_an_unknown_item_layout_uses_the_constructor(
     monkeypatch.setattr(CaseItem, "from_parent", classmethod(counting))
     specs = [_spec(0), _spec(1), _spec(2)]
     items = build_items(request.session, specs, _never)
-    assert ItemStamp.of(items[0]) is None
+    parent = items[0].parent
+    assert isinstance(parent, CaseCollection)
+    assert ItemStamp.of(items[0], parent) is None
     assert made == [s.case_id for s in specs]
     assert [i.nodeid for i in items] == [f"torchcts::{s.case_id}" for s in specs]

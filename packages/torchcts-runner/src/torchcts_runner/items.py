@@ -119,7 +119,7 @@ def build_items(
     if not specs:
         return []
     first = _constructed(parent, specs[0], executor)
-    stamp = ItemStamp.of(first)
+    stamp = ItemStamp.of(first, parent)
     with gc_paused():  # items live to the run's end: collections here free nothing
         if stamp is None:
             rest = [_constructed(parent, spec, executor) for spec in specs[1:]]
@@ -163,19 +163,20 @@ class ItemStamp:
         }
     )
 
-    def __init__(self, first: CaseItem) -> None:
+    def __init__(self, first: CaseItem, parent: CaseCollection) -> None:
         self._shared = [(name, getattr(first, name)) for name in self.SHARED]
-        self._parent_id = first.parent.id if first.parent is not None else None
+        self._parent_id = parent.id
         self._keywords = type(first.keywords)
         self._stash = type(first.stash)
         self._executor = first.executor
 
     @classmethod
-    def of(cls, first: CaseItem) -> ItemStamp | None:
-        """A stamp of `first`, or None where pytest's items differ from what it knows."""
+    def of(cls, first: CaseItem, parent: CaseCollection) -> ItemStamp | None:
+        """A stamp of `first` (made under `parent`), or None where pytest's items
+        differ from what it knows."""
         slots = {s for k in CaseItem.__mro__ for s in vars(k).get("__slots__", ())}
         known = slots == set(cls.SLOTS) and set(vars(first)) == cls.FIELDS
-        return cls(first) if known and first.parent is not None else None
+        return cls(first, parent) if known and first.parent is parent else None
 
     def item(self, spec: CaseSpec) -> CaseItem:
         """The item pytest's constructor would make for `spec`."""
@@ -183,7 +184,7 @@ class ItemStamp:
         for name, value in self._shared:
             setattr(item, name, value)
         item.name = spec.case_id
-        item._id = self._parent_id.child(spec.case_id)  # type: ignore[union-attr]
+        item._id = self._parent_id.child(spec.case_id)
         item.keywords = self._keywords(item)  # type: ignore[call-arg]
         item.own_markers = []
         item.extra_keyword_matches = set()

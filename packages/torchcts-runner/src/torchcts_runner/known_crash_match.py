@@ -35,6 +35,8 @@ class KnownCrashMatcher:
     ) -> None:
         self.ledger = ledger
         self._surfaces = surfaces
+        # the overloads a case reaches matter only to a rule that names a surface
+        self._by_surface = any(item.rule.surface is not None for item in ledger.rules)
         self.backends = [manifest.device, manifest.backend_name]
         self.torch_version = torch_version
         self.hardware_key = hardware_key
@@ -74,11 +76,10 @@ class KnownCrashMatcher:
         case of a run asks here."""
         if not self.ledger.rules:
             return []
-        by_surface = any(item.rule.surface is not None for item in self.ledger.rules)
         return self.ledger.rules_matching(
             spec.case_id,
             node_id_for_case(spec.case_id),
-            surfaces=self.surfaces_of(spec) if by_surface else (),
+            surfaces=self.surfaces_of(spec) if self._by_surface else (),
             dtype=spec.dtype,
             torch_version=self.torch_version,
             hardware_key=self.hardware_key,
