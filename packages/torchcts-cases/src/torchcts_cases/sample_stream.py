@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import sys
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -27,7 +26,9 @@ from typing import Any
 
 import torch
 
-RngState = tuple[torch.Tensor, Any, Any]
+from torchcts_cases.numpy_rng import NumpyRngState, restore_numpy_rng, save_numpy_rng
+
+RngState = tuple[torch.Tensor, Any, NumpyRngState | None]
 
 
 class PassExhausted(LookupError):
@@ -78,7 +79,7 @@ class SampleStreams:
             if _ambient() != ambient or self.capacity <= 0:
                 _close(live)
                 return item
-            live.rng = rng_state()
+            live.rng = rng_state(live.rng)
             self._passes[key] = live
             while len(self._passes) > self.capacity:
                 _close(self._passes.popitem(last=False)[1])
@@ -126,13 +127,15 @@ def _ambient() -> tuple[object, ...]:
     )
 
 
-def rng_state() -> RngState:
-    """The global RNG states a generator pass draws from: torch's CPU, random, numpy."""
-    numpy = sys.modules.get("numpy")
+def rng_state(previous: RngState | None = None) -> RngState:
+    """The global RNG states a generator pass draws from: torch's CPU, random, numpy.
+
+    `previous`, the state restored just before, lets numpy's part be kept when numpy
+    was not drawn from since (`numpy_rng`: its state is costly to copy)."""
     return (
         torch.get_rng_state(),
         random.getstate(),
-        numpy.random.get_state() if numpy is not None else None,
+        save_numpy_rng(previous[2] if previous is not None else None),
     )
 
 
@@ -141,6 +144,4 @@ def set_rng_state(state: RngState) -> None:
     torch_state, python_state, numpy_state = state
     torch.set_rng_state(torch_state)
     random.setstate(python_state)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None and numpy_state is not None:
-        numpy.random.set_state(numpy_state)
+    restore_numpy_rng(numpy_state)
