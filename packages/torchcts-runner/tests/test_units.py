@@ -94,6 +94,22 @@ def test_runlog_keeps_latest_32_in_a_fixed_size_file(tmp_path: Path) -> None:
     assert again.start("torchcts::x/y/z/-/-", "gw1").seq == 51
 
 
+def test_runlog_writers_taking_turns_number_every_start_once(tmp_path: Path) -> None:
+    """Two writers (two workers) in irregular turns, one of them for more than a whole
+    ring in a row: every start gets the next number, and the ring the latest 32."""
+    path = tmp_path / "k_runlog.txt"
+    writers = [RunLog(path), RunLog(path)]
+    turns = [0] * 3 + [1] + [0] + [1] * 40 + [0] * 2 + [1, 0] * 5 + [0] * 33 + [1]
+    seqs = [
+        writers[w].start(f"torchcts::s/op{i}/forward/float32/0", f"gw{w}").seq
+        for i, w in enumerate(turns)
+    ]
+    assert seqs == list(range(1, len(turns) + 1))
+    entries = read_runlog(path)
+    assert [e.seq for e in entries] == seqs[-SLOTS:]
+    assert [e.worker for e in entries] == [f"gw{w}" for w in turns[-SLOTS:]]
+
+
 def test_shards_partition_every_case_once() -> None:
     """Shards are a deterministic partition; bad shard text is one clear error."""
     ids = [f"opinfo/op{i}/forward/float32/{i % 3}" for i in range(300)]

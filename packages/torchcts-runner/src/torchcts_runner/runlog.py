@@ -73,6 +73,7 @@ class RunLog:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._written = 0  # the sequence number of this writer's latest start
         with self._locked():
             if os.fstat(self._fd).st_size != SLOTS * WIDTH:
                 existing = read_runlog(path)
@@ -97,13 +98,28 @@ class RunLog:
         ]
         return max(seqs, default=0)
 
+    def _next_seq(self) -> int:
+        """The sequence number of the next start (under the lock).
+
+        When this writer wrote the latest start, the slot the next one takes still
+        holds an older number (or nothing): one 8-byte read instead of parsing the
+        ring (24 us of every case's start). Numbers are handed out consecutively, so
+        any other writer's start since ours would have filled exactly that slot.
+        """
+        if self._written:
+            head = os.pread(self._fd, 8, (self._written % SLOTS) * WIDTH)
+            if not head.strip() or (head.isdigit() and int(head) <= self._written):
+                return self._written + 1
+        return self._last_seq() + 1
+
     def start(self, node_id: str, worker: str) -> RunlogEntry:
         """Record that `worker` starts `node_id` now."""
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with self._locked():
-            seq = self._last_seq() + 1
+            seq = self._next_seq()
             entry = RunlogEntry(seq, stamp, worker, node_id)
             os.pwrite(self._fd, _format(entry), ((seq - 1) % SLOTS) * WIDTH)
+            self._written = seq
         return entry
 
     def close(self) -> None:
