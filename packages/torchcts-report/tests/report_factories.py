@@ -196,4 +196,21 @@ class Synthetic:
         return path
 
 
-__all__ = ["Synthetic"]
+def render_scorecard(
+    tmp_path: Path, syn: Any, artifact: RunArtifact | None = None
+) -> str:
+    """The Markdown scorecard of `artifact` (the default synthetic one), via the files."""
+    from torchcts_report import load_input, render_markdown
+
+    syn.write(tmp_path, artifact or syn.artifact())
+    return render_markdown(load_input(tmp_path))
+
+
+def section(text: str, title: str) -> str:
+    """One ``## title`` section of a rendered scorecard, up to the next."""
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+__all__ = ["Synthetic", "render_scorecard", "section"]
