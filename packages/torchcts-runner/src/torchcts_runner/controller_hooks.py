@@ -3,7 +3,8 @@
 Without xdist it lives beside the executor in the one process; with xdist it is the
 controller and learns about cases only from reports (records travel in
 ``user_properties``) and from `pytest_handlecrashitem` when a worker dies (the
-xdist-only hooks are in `xdist_hooks`).
+xdist-only hooks are in `xdist_hooks`; the end of a run, from the session's finish on,
+in its base class `controller_end.ControllerEnd`).
 
 Inert until a run really starts: configuring, ``--collect-only``, ``--help`` and a
 selection that runs no case read at most the journal of a run to resume; the lock,
@@ -13,7 +14,6 @@ when there are cases to run.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
@@ -32,13 +32,12 @@ from torchcts_schema import (
     Status,
     case_id_for_node,
     count_outside,
-    for_terminal,
     make_run_key,
 )
 
 from torchcts_runner.background_plan import BackgroundPlan
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
-from torchcts_runner.classify import exception_type_name
+from torchcts_runner.controller_end import ControllerEnd
 from torchcts_runner.coverage_warmup import CoverageWarmUp
 from torchcts_runner.crash_evidence import read_evidence
 from torchcts_runner.crash_handling import CrashHandling
@@ -46,7 +45,7 @@ from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.device_environment import prepare_environment
 from torchcts_runner.device_memory import MemoryTally
 from torchcts_runner.hardware import hardware_key
-from torchcts_runner.heap import end_start_up, freeze_for_exit, freeze_start_up
+from torchcts_runner.heap import end_start_up, freeze_start_up
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
 from torchcts_runner.items import (
     RECORD_PROPERTY,
@@ -56,25 +55,19 @@ from torchcts_runner.items import (
     status_of,
     summary,
 )
-from torchcts_runner.metadata import MEMORY_OPTION, build_metadata
-from torchcts_runner.probe_cache import ProbePhase, backend_unusable, probe_phase
-from torchcts_runner.probes import probe_counts, write_failures
+from torchcts_runner.metadata import build_metadata
+from torchcts_runner.probe_cache import ProbePhase, probe_phase
 from torchcts_runner.progress import Progress, write_stderr
 from torchcts_runner.progress_hooks import fd_writer, own_terminal, watch_progress
 from torchcts_runner.recheck_plan import recheck_for
-from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import (
-    INTERRUPTED,
     ResumeFindings,
     inspect_previous,
 )
 from torchcts_runner.run_end import (
-    signal_label,
-    summary_lines,
     write_start_status,
-    write_status,
 )
-from torchcts_runner.run_writer import FinishSummary, ResumeError, RunWriter
+from torchcts_runner.run_writer import ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
 from torchcts_runner.settings import RunSettings
@@ -82,7 +75,7 @@ from torchcts_runner.worker_choice import WorkerChoice
 from torchcts_runner.xdist_hooks import report_worker, worker_exit_status
 
 
-class ControllerRole:
+class ControllerRole(ControllerEnd):
     """Hooks of the process that owns the journal, snapshot, history and report."""
 
     def __init__(self, config: pytest.Config, settings: RunSettings) -> None:
@@ -198,9 +191,6 @@ class ControllerRole:
 
     # -- the start of a real run ------------------------------------------------------
 
-    def _write(self, text: str) -> None:
-        (self.progress.say if self.progress is not None else write_stderr)(text)
-
     def _on_record(self, record: CaseRecord) -> None:
         if self.progress is not None:
             self.progress.add(record.status, record.case_id)
@@ -238,18 +228,6 @@ class ControllerRole:
             if executor is not None and s.isolate == "all"
             else None,
         )
-
-    def _print_probes(self) -> None:
-        if self.probes is None:
-            return
-        rows, table = self.probes.finish()
-        self.probes = None
-        counts = probe_counts(rows)
-        self.backend_unusable = backend_unusable(rows)
-        self.controller.set_probe_counts(counts)
-        self.controller.diagnostic("probes", {"counts": counts, "rows": rows})
-        write_failures(self.settings.results_dir, self.run_key, os.getpid(), rows)
-        self._write(for_terminal(table) + "\n")
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtestloop(
@@ -363,25 +341,6 @@ class ControllerRole:
             self.probes.begin()  # a case has ended: the workers have started (once)
         self.coverage.start()  # the same moment, once: see coverage_warmup
 
-    def _stop_writing(self, exc: ArtifactWriteError) -> None:
-        """A write failed (disk full, read-only...): say so once and stop the run.
-
-        Every record journaled before it stays; `--resume` continues once there is
-        space. The cases still running are not recorded, so they run again then.
-        """
-        self.write_error = exc
-        self._write(
-            f"TorchCTS: {for_terminal(str(exc), keep_newlines=False)}; the journal "
-            "keeps every case finished before it: free space, then continue with "
-            "--resume\n"
-        )
-        message = "results could not be written"
-        if self.session is not None:
-            self.session.shouldstop = message
-        dsession = self.config.pluginmanager.get_plugin("dsession")
-        if dsession is not None:
-            dsession.shouldstop = message
-
     def _record_without_data(
         self, case_id: str, report: pytest.TestReport
     ) -> CaseRecord | None:
@@ -459,120 +418,6 @@ class ControllerRole:
             (RECORD_PROPERTY, record_text(ending)),
         ]
         report.longrepr = f"{node_id}: {summary(ending)}"
-
-    # -- the end --------------------------------------------------------------------
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_sessionfinish(
-        self, session: pytest.Session, exitstatus: int
-    ) -> Generator[None, None, None]:
-        """History, reference and report at the end (a snapshot when incomplete)."""
-        self.background.remove()
-        if not self.started:
-            yield
-            return
-        self._finish(session, exitstatus)
-        yield
-        self.lock.release()
-
-    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
-        freeze_for_exit()  # the records and imports live to the exit: no rescans
-        signum = interrupted_by()
-        interrupted = (
-            signum is not None
-            or exitstatus == pytest.ExitCode.INTERRUPTED
-            or bool(session.shouldstop)
-        )
-        if not interrupted:
-            self.handling.run_retries()
-        if self.probes is not None:
-            if interrupted:
-                self.probes.kill()
-                self.probes = None
-            else:
-                self._print_probes()
-        if self.progress is not None:
-            self.progress.close()
-        self.crashes.wait_for_repros()
-        expected = self.plan.planned_ids if self.plan is not None else []
-        name = signal_label(signum)
-        if self.local_executor is not None:
-            self.memory.add("main", self.local_executor.memory_stats())
-        self.controller.set_option(MEMORY_OPTION, self.memory.as_option())
-        coverage: list[str] = []
-
-        def meanwhile(complete: bool) -> None:  # while the reports render
-            if complete and not interrupted and not self.settings.is_subset:
-                coverage.extend(self._refresh_coverage())
-
-        try:
-            if interrupted and self.in_flight and self.write_error is None:
-                self.controller.diagnostic(INTERRUPTED, sorted(self.in_flight))
-            done = self.controller.finish(
-                expected,
-                interrupted=interrupted or self.write_error is not None,
-                interrupted_by=name,
-                meanwhile=meanwhile,
-            )
-        except ArtifactWriteError as exc:
-            self.controller.close()
-            if self.write_error is None:
-                self._stop_writing(exc)
-            self._write_status(None, complete=False)
-            self.summary_lines = [f"TorchCTS {self.run_key}: {exc}"]
-            return
-        self._write_status(done, complete=done.complete)
-        self.summary_lines = summary_lines(
-            self.run_key,
-            done,
-            interrupted=interrupted,
-            signum=signum,
-            in_flight=len(self.in_flight),
-        )
-        self.summary_lines += coverage
-        if self.settings.recheck and self.plan is not None and not interrupted:
-            self.summary_lines += recheck_lines(
-                self.settings, self.run_key, self.plan, self.controller.records
-            )
-        if (
-            self.settings.resume
-            and done.complete
-            and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
-        ):
-            session.exitstatus = pytest.ExitCode.OK
-
-    def _refresh_coverage(self) -> list[str]:
-        """results/coverage/ from the case source's cached trace, as the results page
-        lists it among a full run's files; a failure there never fails the run."""
-        self.coverage.wait()
-        try:
-            source = load_case_source(self.settings.case_source)
-            line = source.refresh_coverage(self.settings.results_dir)
-        except Exception as exc:  # the run's own results are written already
-            return [f"coverage: not refreshed ({exception_type_name(exc)}: {exc})"]
-        return [line] if line else []
-
-    def _write_status(self, done: FinishSummary | None, *, complete: bool) -> None:
-        """Tell torchcts-run how the session really ended (its exit status)."""
-        status_file = self.config.getoption("torchcts_status_file")
-        if status_file:
-            write_status(
-                Path(status_file),
-                done,
-                complete=complete,
-                signum=interrupted_by(),
-                results_dir=self.settings.results_dir,
-                backend_unusable=self.backend_unusable,
-                write_error=str(self.write_error) if self.write_error else None,
-                run_key=self.run_key,
-                workers=self.workers.to_dict() if self.workers else None,
-            )
-
-    @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """The run's counts and where its report is."""
-        for line in self.summary_lines:
-            terminalreporter.write_line(for_terminal(line))
 
 
 __all__ = ["ControllerRole"]
