@@ -8,9 +8,17 @@ from pathlib import Path
 
 import pytest
 from runner_helpers import run_args, subset_results, use_fake_source, write_manifest
+from torchcts_cases import not_run
 from torchcts_runner.casesource import DEFAULT_CASE_SOURCE, load_case_source
 from torchcts_runner.selection import plan_cases
-from torchcts_schema import load_manifest, load_result
+from torchcts_schema import (
+    OUTSIDE_REASONS,
+    OutsideCounts,
+    count_outside,
+    in_shard,
+    load_manifest,
+    load_result,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -151,3 +159,67 @@ def test_sharded_subset_counts_only_its_own_shard(tmp_path: Path) -> None:
     assert whole["filtered_by_selection"] > 100
     for reason, count in whole.items():
         assert sum(p.get(reason, 0) for p in parts) == count, reason
+
+
+@pytest.mark.parametrize("shard", [(1, 3), (3, 3), (1, 10**6)])
+def test_a_shard_counts_what_recording_every_case_would(
+    tmp_path: Path, shard: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The source counts a sharded subset run's outside cases itself (no record per
+    case of every shard): per group and reason the counts, and the shard's planned
+    cases and records, are those of recording every case and keeping the shard's.
+    A shard holding none of a filter's cases (1 of 10**6) still matches the filter."""
+    path = tmp_path / "manifest.py"
+    path.write_text(
+        'DEVICE = "cpu"\nDTYPES = {"float32": True, "float64": True, "int64": True}\n'
+        'CAPABILITIES = ["forward", "backward"]\nMAX_SAMPLES_PER_OP = 6\n'
+    )
+    source = load_case_source(DEFAULT_CASE_SOURCE)
+    manifest = load_manifest(path)
+    ops = ("abs", "add", "sum")
+    made: list[str] = []
+    real = not_run.GroupRecords.record
+
+    def counted(self: object, case_id: str, *args: object) -> object:
+        made.append(case_id)
+        return real(self, case_id, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(not_run.GroupRecords, "record", counted)
+    plan = plan_cases(
+        source,
+        manifest,
+        level=2,
+        dtypes=("float32", "int64"),
+        suites=(),
+        op_globs=ops,
+        shard=shard,
+        record_outside=False,
+    )
+    made_for_plan = set(made)
+    every = source.select_cases(
+        manifest, source.selection(level=2, dtypes=("float32", "int64"), op_globs=ops)
+    )
+    expected: OutsideCounts = {}
+    kept = []
+    for record in every.not_run:
+        if not in_shard(record.case_id, shard):
+            continue
+        if record.not_run_reason in OUTSIDE_REASONS:
+            count_outside(
+                expected, record.suite, record.op, record.dtype, record.not_run_reason
+            )
+        else:
+            kept.append(record.case_id)
+    assert plan.outside == expected
+    assert [r.case_id for r in plan.not_run] == kept
+    # records only for the reasons a subset run records, none per counted case
+    assert made_for_plan == {
+        r.case_id
+        for r in every.not_run
+        if r.not_run_reason not in OUTSIDE_REASONS and r.suite == "opinfo"
+    }
+    assert plan.planned_ids == [
+        s.case_id for s in every.runnable if in_shard(s.case_id, shard)
+    ]
+    if shard[1] == 3:
+        assert len(expected) > 20 and plan.planned_ids

@@ -34,6 +34,7 @@ from torchcts_schema import (
     count_outside,
     dtype_claims,
     gc_paused,
+    in_shard,
 )
 
 from torchcts_cases import index
@@ -183,10 +184,10 @@ def _place_group(
     shared fields (`GroupRecords`).
     """
     family = entry["family"]
-    if found is not None and rules.counts_only(found):
-        rules.count(out, OPINFO_SUITE, op, dtype, found, count)
-        return
     prefix = group_prefix(op, variant, dtype)
+    if found is not None and rules.counts_only(found):
+        rules.count(out, OPINFO_SUITE, op, dtype, found, rules.share(prefix, count))
+        return
     records = GroupRecords(
         OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
     )
@@ -201,7 +202,9 @@ def _place_group(
         # edge): counted at once (a count keeps only the reason's kind), only the
         # others decided one by one
         late_edges = sorted(n for n in edges if deeper <= n < count)
-        counted[rules.level_reasons[rules.level + 1]] = count - deeper - len(late_edges)
+        counted[rules.level_reasons[rules.level + 1]] = rules.share(
+            prefix, count, start=deeper
+        ) - rules.share(prefix, late_edges)
         samples = [*range(deeper), *late_edges]
     for sample in samples:
         level = _level(family, variant, dtype, sample, sample in edges)
@@ -209,14 +212,13 @@ def _place_group(
         if reason is None:
             runnable.append(sample)
             continue
-        if rules.counts_only(reason):
-            counted[reason] = counted.get(reason, 0) + 1
-            continue
         case_id = f"{prefix}{sample}"
+        if rules.counts_only(reason):
+            counted[reason] = counted.get(reason, 0) + rules.holds(case_id)
+            continue
         out.not_run.append(records.record(case_id, sample, level, reason))
     for reason, n in counted.items():
-        if n:
-            rules.count(out, OPINFO_SUITE, op, dtype, reason, n)
+        rules.count(out, OPINFO_SUITE, op, dtype, reason, n)
     if runnable:
         out.runnable.extend(group_specs(op, entry, variant, dtype, runnable))
         if declines:
@@ -237,7 +239,8 @@ def _place(
             if declines:
                 out.declined[spec.case_id] = declines
         elif rules.counts_only(reason):
-            rules.count(out, spec.suite, spec.op, spec.dtype, reason, 1)
+            n = rules.holds(spec.case_id)
+            rules.count(out, spec.suite, spec.op, spec.dtype, reason, n)
         else:
             out.not_run.append(not_run_record(spec, *reason))
 
@@ -300,8 +303,23 @@ class _Rules:
         reason: Reason,
         n: int,
     ) -> None:
-        """Count `n` cases of one group outside the selection."""
-        count_outside(out.outside, suite, op, dtype, reason[0], n)
+        """Count `n` cases of one group outside the selection (a count of 0 only in a
+        shard: the group is the manifest's, its cases in other shards)."""
+        if n or self.sel.shard is not None:
+            count_outside(out.outside, suite, op, dtype, reason[0], n)
+
+    def share(self, prefix: str, samples: int | Collection[int], start: int = 0) -> int:
+        """How many of a group's samples (`start` up to `samples`, or those listed;
+        case ids ``prefix + n``) the run's shard holds: all of them without one."""
+        shard = self.sel.shard
+        listed = range(start, samples) if isinstance(samples, int) else samples
+        if shard is None:
+            return len(listed)
+        return sum(in_shard(f"{prefix}{n}", shard) for n in listed)
+
+    def holds(self, case_id: str) -> int:
+        """1 when the run's shard holds the case (every case without a shard)."""
+        return int(in_shard(case_id, self.sel.shard))
 
     def decide(
         self,

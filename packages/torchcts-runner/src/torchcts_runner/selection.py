@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
@@ -26,6 +25,7 @@ from torchcts_schema import (
     OutsideCounts,
     case_id_for_node,
     count_outside,
+    in_shard,
     split_case_id,
 )
 
@@ -65,14 +65,6 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return index, total
 
 
-def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
-    """Stable partition by a hash of the case id (same on every machine)."""
-    if shard is None:
-        return True
-    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
-
-
 @dataclass
 class CasePlan:
     """The ordered cases to collect, the not_run records of the selection, and (for a
@@ -99,6 +91,13 @@ class CasePlan:
     def planned_ids(self) -> list[str]:
         """Ids of every planned case (what a complete run has a record for)."""
         return [s.case_id for s in self.planned]
+
+
+def _counts_shards(source: CaseSource, recheck: RecheckCases | None) -> bool:
+    """Whether the source's selection takes a shard (a recheck never gives it one:
+    the cases it adds are the manifest's declined ones, counted whole)."""
+    selection = getattr(source.module, "Selection", None)
+    return recheck is None and "shard" in getattr(selection, "__dataclass_fields__", {})
 
 
 def unmatched_filter(
@@ -173,10 +172,12 @@ def plan_cases(
         else (tuple(dtypes), tuple(suites), tuple(op_globs))
     )
     fields: dict[str, Any] = {}
-    if not record_outside and shard is None:
-        # a source counts a whole group at once; a shard holds part of each group,
-        # so a sharded subset run counts the records of its own shard below instead
+    if not record_outside and (shard is None or _counts_shards(source, recheck)):
+        # a source counts a whole group at once, or, given the shard, its part of
+        # each group; one that cannot records every case, counted below by shard
         fields["record_outside"] = False
+        if shard is not None:
+            fields["shard"] = shard
     fields.update(level=level, dtypes=narrowed[0], suites=narrowed[1])
     fields["op_globs"] = narrowed[2]
     if recheck is not None:
@@ -185,7 +186,10 @@ def plan_cases(
     problem = unmatched_filter(selected, op_globs, dtypes, suites)
     if problem is not None:
         raise SelectionError(problem)
-    outside: OutsideCounts = dict(getattr(selected, "outside", {}))
+    # a sharded count of 0 names a group of the manifest for the check above only
+    outside: OutsideCounts = {
+        key: n for key, n in getattr(selected, "outside", {}).items() if n
+    }
     runnable = list(selected.runnable)
     declined: dict[str, tuple[Decline, ...]] = {}
     if recheck is not None:

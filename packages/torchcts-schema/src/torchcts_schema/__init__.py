@@ -44,6 +44,7 @@ from torchcts_schema.gc_pause import gc_paused
 from torchcts_schema.identity import (
     NODE_PREFIX,
     case_id_for_node,
+    in_shard,
     make_case_id,
     make_run_key,
     node_id_for_case,
@@ -312,6 +313,7 @@ __all__ = [
     "gc_paused",
     "glob_every_key",
     "history_dir",
+    "in_shard",
     "journal_path",
     "latest_path",
     "load_known_crash_rules",

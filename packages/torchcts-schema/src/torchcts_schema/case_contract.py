@@ -138,6 +138,10 @@ class Selection:
     # runnable ones, each with its `Decline`s in `SelectedCases.declined`, and the
     # cases it would run are filtered_by_selection
     declined_only: bool = False
+    # with `record_outside` False, the run's shard (I, N; `in_shard`): only its own
+    # outside cases are counted (a group with none there counts 0, so its names still
+    # answer the filters); the runnable cases and the records are given for every shard
+    shard: tuple[int, int] | None = None
 
 
 @dataclass

@@ -7,6 +7,7 @@ crashed node id from pytest-xdist maps straight back to the case.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 NODE_PREFIX = "torchcts::"
@@ -76,3 +77,12 @@ def make_run_key(device_type: str, hardware_key: str) -> str:
     from the host name, user name or a path.
     """
     return f"{slug(device_type)}_{slug(hardware_key)}"
+
+
+def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether shard (I, N) holds the case: a stable partition by a hash of its id (the
+    same on every machine); None holds every case."""
+    if shard is None:
+        return True
+    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
