@@ -3,11 +3,14 @@ nothing (a failure is left to the main thread's own import)."""
 
 from __future__ import annotations
 
+import gc
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from torchcts_runner.heap import end_start_up
 from torchcts_runner.warm_start import WarmStart, stages_for
 
 SOURCE = """
@@ -82,6 +85,19 @@ class _Config:
         return self._options.get(name, default)
 
 
+@pytest.fixture
+def collector_kept() -> Iterator[None]:
+    """A warm start pauses collection until the first case (`heap`); a test that has
+    none ends the pause itself, or every later test of its process runs without."""
+    enabled = gc.isenabled()
+    yield
+    end_start_up()
+    gc.unfreeze()
+    if not enabled:
+        gc.disable()
+
+
+@pytest.mark.usefixtures("collector_kept")
 def test_with_every_case_isolated_this_process_imports_nothing() -> None:
     """``--isolate all`` runs every case in the warm pool's child: the process that
     hands them over starts no import thread (it never imports torch); ``-n 0``
@@ -92,3 +108,4 @@ def test_with_every_case_isolated_this_process_imports_nothing() -> None:
     warm = plugin._warm_start(_Config("adaptive", 0))  # type: ignore[arg-type]
     assert warm is not None
     warm.wait()
+    assert not gc.isenabled()  # paused until a first case that never comes
