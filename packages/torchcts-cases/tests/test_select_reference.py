@@ -15,6 +15,7 @@ from torchcts_cases.catalog import (
     opinfo_groups,
     overload_cases,
 )
+from torchcts_cases.select_rules import CaseRules
 from torchcts_cases.spec import CaseSpec
 from torchcts_cases.suites import all_hand_cases
 from torchcts_schema import CAPABILITY_NAMES, Manifest, NotRunReason
@@ -36,7 +37,7 @@ def _sample_reason(
 def _reference(manifest: Manifest, selection: Selection) -> SelectedCases:
     """Selection the straightforward way: one spec, then one decision, per case."""
     level = selection.level if selection.level is not None else manifest.level
-    rules = select_module._Rules(manifest, selection, level)
+    rules = CaseRules(manifest, selection, level)
     out = SelectedCases()
     dtypes = select_module.candidate_dtypes(manifest, selection)
 
