@@ -152,7 +152,8 @@ def _place_group(
     family = entry["family"]
     prefix = group_prefix(op, variant, dtype)
     if found is not None and rules.counts_only(found):
-        rules.count(out, OPINFO_SUITE, op, dtype, found, rules.share(prefix, count))
+        n = rules.share(prefix, range(count))
+        rules.count(out, OPINFO_SUITE, op, dtype, found, n)
         return
     records = GroupRecords(
         OPINFO_SUITE, op, variant, dtype, group_source(entry, variant)
@@ -168,9 +169,10 @@ def _place_group(
         # edge): counted at once (a count keeps only the reason's kind), only the
         # others decided one by one
         late_edges = sorted(n for n in edges if deeper <= n < count)
-        counted[rules.level_reasons[rules.level + 1]] = rules.share(
-            prefix, count, start=deeper
-        ) - rules.share(prefix, late_edges)
+        above = rules.share(prefix, range(deeper, count))
+        counted[rules.level_reasons[rules.level + 1]] = above - rules.share(
+            prefix, late_edges
+        )
         samples = [*range(deeper), *late_edges]
     for sample in samples:
         level = case_level(family, variant, dtype, sample, sample in edges)
@@ -178,10 +180,10 @@ def _place_group(
         if reason is None:
             runnable.append(sample)
             continue
-        case_id = f"{prefix}{sample}"
         if rules.counts_only(reason):
-            counted[reason] = counted.get(reason, 0) + rules.holds(case_id)
+            counted[reason] = counted.get(reason, 0) + rules.share(prefix, (sample,))
             continue
+        case_id = f"{prefix}{sample}"
         out.not_run.append(records.record(case_id, sample, level, reason))
     for reason, n in counted.items():
         rules.count(out, OPINFO_SUITE, op, dtype, reason, n)

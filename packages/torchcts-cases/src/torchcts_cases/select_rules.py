@@ -99,8 +99,9 @@ class CaseRules:
         declining it is looked at (a command-line filter still comes first): so a
         shallow run's artifacts hold the declines of its own depth only (simdev's
         level 1 recorded some 73,000 declined cases of levels 2-8, a 7 MB journal
-        for 7,400 executed cases), and a sharded run, whose source records what an
-        unsharded one counts, gives every case the same reason. A recheck keeps the
+        for 7,400 executed cases), and a sharded run of a source that cannot count
+        by shard, which records what an unsharded one counts, gives every case the
+        same reason. A recheck keeps the
         manifest first: its runnable cases are the declined ones.
         """
         if found is not None and found[0] in OUTSIDE_REASONS:
@@ -123,14 +124,13 @@ class CaseRules:
         if n or self.sel.shard is not None:
             count_outside(out.outside, suite, op, dtype, reason[0], n)
 
-    def share(self, prefix: str, samples: int | Collection[int], start: int = 0) -> int:
-        """How many of a group's samples (`start` up to `samples`, or those listed;
-        case ids ``prefix + n``) the run's shard holds: all of them without one."""
+    def share(self, prefix: str, samples: Collection[int]) -> int:
+        """How many of a group's `samples` (case ids ``prefix + n``) the run's shard
+        holds: all of them, counted without an id, when there is no shard."""
         shard = self.sel.shard
-        listed = range(start, samples) if isinstance(samples, int) else samples
         if shard is None:
-            return len(listed)
-        return sum(in_shard(f"{prefix}{n}", shard) for n in listed)
+            return len(samples)
+        return sum(in_shard(f"{prefix}{n}", shard) for n in samples)
 
     def holds(self, case_id: str) -> int:
         """1 when the run's shard holds the case (every case without a shard)."""
