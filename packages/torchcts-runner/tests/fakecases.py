@@ -139,6 +139,10 @@ def _barrier(parties: int = 2, timeout_s: float = 20.0) -> None:
         time.sleep(0.01)
 
 
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_STARTED_WITH = {n: os.environ[n] for n in _THREAD_VARIABLES if n in os.environ}
+
+
 class PreparedCase:
     def __init__(self, spec: CaseSpec) -> None:
         self.spec = spec
@@ -146,6 +150,8 @@ class PreparedCase:
     def reference(self) -> object:
         if self.spec.op == "oracle":
             raise OracleUnavailable("no CPU reference for this sample")
+        if self.spec.op == "threads":  # what the test expects the process started with
+            return os.environ.get("FAKE_EXPECT_THREADS", "").split(",")
         return [1.0, 2.0, float(self.spec.sample or 0)]
 
     def run_on(self, device: str) -> object:
@@ -203,6 +209,8 @@ class PreparedCase:
         if op == "memblow":  # allocates until the memory limit stops it
             chunks = [bytearray(64 * 1024 * 1024) for _ in range(64)]
             return [float(len(chunks))]
+        if op == "threads":  # the intra-op thread variables this process started with
+            return [_STARTED_WITH.get(name, "unset") for name in _THREAD_VARIABLES]
         if op == "configured":
             return self.reference() if BACKEND_STATE.get("configured") else [0.0]
         return self.reference()

@@ -68,6 +68,7 @@ def test_an_explicit_n_is_recorded_as_given() -> None:
         "chosen": "given",
         "planned": None,
         "why": "3 xdist worker(s) (-n 3 given)",
+        "threads": None,  # given when xdist starts the workers (worker_threads)
     }
     assert given_workers(None).count == 0 and not given_workers(None).by_work
 

@@ -273,7 +273,7 @@ class ControllerRole(ControllerEnd):
         if self.controller.previous_journal_note:
             self._write(f"TorchCTS: {self.controller.previous_journal_note}\n")
         if self.workers is not None:
-            self._write(f"TorchCTS: {self.workers.why}\n")
+            self._write(f"TorchCTS: {self.workers.described()}\n")
         yield
 
     def account_collected(self, node_ids: Iterable[str]) -> None:

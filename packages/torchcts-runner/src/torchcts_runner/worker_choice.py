@@ -5,11 +5,13 @@ seconds of CPU before its first case), and with workers every case's record also
 crosses a process boundary to the controller, which competes with the workers for
 the same cores. A run in process pays neither, but runs its cases one at a time.
 Measured on the 2-core development machine, CPU validation level 4 (105,408 cases),
-in one invocation: in process 236 s wall and 268 CPU-s; on two workers 296 s and
-570 CPU-s, first case 1 s later. A case costs workers about twice the CPU it costs in
-process (its report serialized, sent, read back and journaled by a controller on
-the same cores), so W workers save a share 1 - 2/W of the case time, and nothing on
-two cores: there a run stays in process at any size. With more cores the boundary
+interleaved, workers given their share of the cores as threads (`worker_threads`):
+in process 185 s wall and 216 CPU-s; on two workers 189 s and 333 CPU-s. Two
+workers and their controller pay about 1.5x the CPU of a case in process (its
+report serialized, sent, read back and journaled by a controller on the same
+cores), and in wall they run it no sooner than one process: as if a case cost them
+twice its time in process. So W workers are taken to save a share 1 - 2/W of the
+case time, and nothing on two cores: there a run stays in process at any size. With more cores the boundary
 is where that saving pays back the workers' fixed cost (about 5 s: their start-up
 and collection of the plan, the controller, the tail), fewer cases the more cores
 (``in_process_limit``). On an accelerator the one worker saves no time; a long run
@@ -43,6 +45,16 @@ class WorkerChoice:
     why: str
     by_work: bool  # chosen here from the planned cases (not an explicit -n)
     planned: int | None = None
+    threads: int | None = (
+        None  # intra-op threads each worker was given (worker_threads)
+    )
+
+    def described(self) -> str:
+        """The header line's words: why, and the threads each worker was given."""
+        if self.threads is None:
+            return self.why
+        plural = "s" if self.threads != 1 else ""
+        return f"{self.why}; {self.threads} intra-op thread{plural} a worker"
 
     def to_dict(self) -> dict[str, object]:
         """The metadata form (``options.workers``)."""
@@ -51,6 +63,7 @@ class WorkerChoice:
             "chosen": "by the work" if self.by_work else "given",
             "planned": self.planned,
             "why": self.why,
+            "threads": self.threads,
         }
 
 

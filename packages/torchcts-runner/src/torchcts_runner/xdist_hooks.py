@@ -5,7 +5,9 @@ Registered only when xdist drives the run; each hook delegates to `ControllerRol
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,6 +15,8 @@ import pytest
 
 from torchcts_runner.device_memory import WORKER_OUTPUT_KEY, MemoryTally
 from torchcts_runner.scheduling import CrashTolerantScheduling
+from torchcts_runner.worker_choice import WorkerChoice, available_cores
+from torchcts_runner.worker_threads import share_cores, threads_per_worker
 
 
 class ControllerLike(Protocol):
@@ -20,6 +24,7 @@ class ControllerLike(Protocol):
 
     run_key: str
     memory: MemoryTally
+    workers: WorkerChoice | None
 
     @property
     def plan_file(self) -> Path: ...
@@ -27,6 +32,8 @@ class ControllerLike(Protocol):
     def account_collected(self, node_ids: Iterable[str]) -> None: ...
 
     def handle_worker_crash(self, node_id: str, report: Any, node: Any) -> None: ...
+
+    def note_workers(self, choice: WorkerChoice) -> None: ...
 
 
 def report_worker(report: Any) -> str | None:
@@ -58,6 +65,18 @@ class XdistControllerHooks:
         if getattr(config.option, "dist", "load") != "load":
             return None
         return CrashTolerantScheduling(config, log)
+
+    @pytest.hookimpl
+    def pytest_xdist_setupnodes(
+        self, config: pytest.Config, specs: Sequence[Any]
+    ) -> None:
+        """Each worker starts with its share of the cores as torch's intra-op
+        threads (`worker_threads`); the count is recorded with the worker choice."""
+        threads = threads_per_worker(len(specs), available_cores())
+        added = [share_cores(spec.env, os.environ, threads) for spec in specs]
+        choice = self.role.workers
+        if choice is not None and any(added):
+            self.role.note_workers(replace(choice, threads=threads))
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
