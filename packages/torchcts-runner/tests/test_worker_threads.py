@@ -73,3 +73,42 @@ def test_the_cases_see_the_threads_their_process_started_with(
     header = [line for line in lines if line.startswith("TorchCTS: ")]
     said = f"; {share} intra-op thread"
     assert any(said in line for line in header) == bool(workers), header
+
+
+class _Role:
+    """The controller state the xdist hook reads and writes."""
+
+    def __init__(self) -> None:
+        from torchcts_runner.worker_choice import given_workers
+
+        self.workers = given_workers(3)
+        self.noted: list[object] = []
+
+    def note_workers(self, choice: object) -> None:
+        self.noted.append(choice)
+
+
+def test_only_workers_started_here_share_this_machines_cores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two popen workers split this machine's cores; an ssh worker runs elsewhere
+    and is neither given threads nor counted; a popen spec's own env: is kept."""
+    import execnet
+    from torchcts_runner import xdist_hooks
+
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(xdist_hooks, "available_cores", lambda: 8)
+    specs = [
+        execnet.XSpec("popen"),
+        execnet.XSpec("popen//env:OMP_NUM_THREADS=7"),
+        execnet.XSpec("ssh=elsewhere//python=python3"),
+    ]
+    role = _Role()
+    hooks = xdist_hooks.XdistControllerHooks(role)  # type: ignore[arg-type]
+    hooks.pytest_xdist_setupnodes(None, specs)  # type: ignore[arg-type]
+    assert specs[0].env == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+    assert specs[1].env == {"OMP_NUM_THREADS": "7", "MKL_NUM_THREADS": "4"}
+    assert specs[2].env == {}
+    (noted,) = role.noted
+    assert noted.threads == 4 and noted.count == 3  # type: ignore[attr-defined]

@@ -70,10 +70,12 @@ class XdistControllerHooks:
     def pytest_xdist_setupnodes(
         self, config: pytest.Config, specs: Sequence[Any]
     ) -> None:
-        """Each worker starts with its share of the cores as torch's intra-op
-        threads (`worker_threads`); the count is recorded with the worker choice."""
-        threads = threads_per_worker(len(specs), available_cores())
-        added = [share_cores(spec.env, os.environ, threads) for spec in specs]
+        """Each worker started on this machine gets its share of the cores as
+        torch's intra-op threads (`worker_threads`); the count is recorded with the
+        worker choice. A worker on another host (``--tx ssh=...``) is left alone."""
+        local = [spec for spec in specs if getattr(spec, "popen", None)]
+        threads = threads_per_worker(len(local), available_cores())
+        added = [share_cores(spec.env, os.environ, threads) for spec in local]
         choice = self.role.workers
         if choice is not None and any(added):
             self.role.note_workers(replace(choice, threads=threads))
