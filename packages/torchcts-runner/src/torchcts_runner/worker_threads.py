@@ -5,8 +5,9 @@ W workers on C cores then run W x C pool threads whose spin-waiting competes wit
 the work: on the 2-core development machine two workers each spent twice the CPU a
 case costs in process (CPU validation level 4, 105,408 cases: workers 214 and 206
 CPU-s, in process ~200 for all of them; a run 322 s wall against 178 in process).
-With one thread each: 109 and 107 CPU-s, 184 s wall. Three processes of small
-matmuls on 2 cores with full pools took 17x the CPU of one-thread pools.
+With one thread each: 109 and 107 CPU-s, 184 s wall. A loop of small matmuls in two
+processes at once took 3.6x the CPU it takes with one-thread pools; in three at
+once, 27x the CPU of one process alone.
 
 So a worker gets ``cores // workers`` threads (at least one), set through the
 variables OpenMP and MKL read when torch loads, in the worker's environment as xdist
