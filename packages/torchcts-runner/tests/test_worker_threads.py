@@ -11,6 +11,8 @@ from runner_helpers import run_args, use_fake_source, write_manifest
 from torchcts_runner.worker_threads import share_cores, threads_per_worker
 from torchcts_schema import load_result
 
+VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")  # what OpenMP and MKL read
+
 
 def test_each_worker_gets_its_share_of_the_cores() -> None:
     """cores // workers, never fewer than one thread."""
@@ -51,7 +53,7 @@ def test_the_cases_see_the_threads_their_process_started_with(
     keeps its value); a run in process starts with torch's default (nothing set).
     Recorded with the worker choice and on the header line."""
     use_fake_source(pytester, monkeypatch)
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
     share = str(max(1, _cores() // 2))
     expected = ["unset", "unset"] if workers == 0 else [user_omp or share, share]
@@ -96,7 +98,7 @@ def test_only_workers_started_here_share_this_machines_cores(
     import execnet
     from torchcts_runner import xdist_hooks
 
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(xdist_hooks, "available_cores", lambda: 8)
     specs = [

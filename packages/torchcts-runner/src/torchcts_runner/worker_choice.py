@@ -11,10 +11,10 @@ workers and their controller pay about 1.5x the CPU of a case in process (its
 report serialized, sent, read back and journaled by a controller on the same
 cores), and in wall they run it no sooner than one process: as if a case cost them
 twice its time in process. So W workers are taken to save a share 1 - 2/W of the
-case time, and nothing on two cores: there a run stays in process at any size. With more cores the boundary
-is where that saving pays back the workers' fixed cost (about 5 s: their start-up
-and collection of the plan, the controller, the tail), fewer cases the more cores
-(``in_process_limit``). On an accelerator the one worker saves no time; a long run
+case time, and nothing on two cores: there a run stays in process at any size. With
+more cores the boundary is where that saving pays back the workers' fixed cost
+(about 5 s: their start-up and collection of the plan, the controller, the tail),
+fewer cases the more cores (``in_process_limit``). On an accelerator the one worker saves no time; a long run
 gets it anyway past `IN_PROCESS_UP_TO` cases for what only a worker gives: a broken
 device costs a worker, not the isolation of every later case.
 An explicit ``-n`` always wins; the manifest's ``RESOURCE_LIMITS.workers`` caps the
@@ -45,9 +45,7 @@ class WorkerChoice:
     why: str
     by_work: bool  # chosen here from the planned cases (not an explicit -n)
     planned: int | None = None
-    threads: int | None = (
-        None  # intra-op threads each worker was given (worker_threads)
-    )
+    threads: int | None = None  # each worker's intra-op threads (worker_threads)
 
     def described(self) -> str:
         """The header line's words: why, and the threads each worker was given."""
