@@ -52,6 +52,26 @@ def blow_memory(payload: dict[str, Any]) -> dict[str, Any]:
     return {"n": len(hoard)}
 
 
+def capped_part(payload: dict[str, Any]) -> dict[str, Any]:
+    """Hold 384 MiB outside any cap, then allocate 512 MiB under ``memory_limit`` of
+    ``payload["memory_mb"]``: the part an entry caps itself."""
+    from torchcts_isolate import memory_limit
+
+    held = bytearray(384 * 1024 * 1024)
+    try:
+        with memory_limit(int(payload["memory_mb"])):
+            bytearray(512 * 1024 * 1024)
+    except MemoryError:
+        return {"held_mb": len(held) >> 20, "inside": "MemoryError"}
+    return {"held_mb": len(held) >> 20, "inside": "allocated"}
+
+
+def bad_alloc_abort(payload: dict[str, Any]) -> dict[str, Any]:
+    """Die as an uncaught C++ allocation failure does: its words on stderr, SIGABRT."""
+    os.write(2, b"terminate called after throwing an instance of 'std::bad_alloc'\n")
+    os.abort()
+
+
 def exit_mid_case(payload: dict[str, Any]) -> dict[str, Any]:
     """Leave the interpreter without unwinding, as os._exit in a backend would."""
     print("about to exit", flush=True)

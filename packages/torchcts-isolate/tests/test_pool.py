@@ -26,6 +26,37 @@ def test_healthy_child_is_reused(entry_env: dict[str, str]) -> None:
     assert (first.stdout_tail, second.stdout_tail) == ("out:1\n", "out:2\n")
 
 
+def test_memory_cap_on_the_whole_payload_or_where_the_entry_puts_it(
+    entry_env: dict[str, str],
+) -> None:
+    """By default ``memory_mb`` caps the whole payload, so holding 384 MiB under a
+    256 MiB cap runs out; with ``entry_caps_memory`` only the part the entry wraps in
+    `memory_limit` is capped (the 384 MiB are held, the 512 MiB inside fail), and the
+    number still explains a child that died out of memory."""
+    with WarmPool("isolate_entries:capped_part", env=entry_env, memory_mb=256) as pool:
+        whole = pool.run({"memory_mb": 256}, timeout_s=20, heartbeat_s=10)
+    assert whole.result is None and whole.memory_exceeded
+    with WarmPool(
+        "isolate_entries:capped_part",
+        env=entry_env,
+        memory_mb=256,
+        entry_caps_memory=True,
+    ) as pool:
+        part = pool.run({"memory_mb": 256}, timeout_s=20, heartbeat_s=10)
+    assert part.result is not None
+    assert (part.result["held_mb"], part.result["inside"]) == (384, "MemoryError")
+    with WarmPool(
+        "isolate_entries:bad_alloc_abort",
+        env=entry_env,
+        memory_mb=256,
+        entry_caps_memory=True,
+    ) as pool:
+        died = pool.run({}, timeout_s=20, heartbeat_s=10)
+    assert died.signal == "SIGABRT" and died.memory_exceeded
+    crash = died.crash_info()
+    assert crash is not None and "memory limit of 256 MB" in crash.detail
+
+
 def test_crashed_child_is_replaced(
     entry_env: dict[str, str], gone: Callable[[int], bool]
 ) -> None:

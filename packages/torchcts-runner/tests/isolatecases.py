@@ -1,7 +1,9 @@
 """The runner's fake case source plus two ops only isolation can survive (tests only).
 
 ``gilhang`` deadlocks in C holding the GIL (no Python thread runs, so the child's
-heartbeat stops, and no signal handler runs either); ``memory`` allocates far past a small memory limit.
+heartbeat stops, and no signal handler runs either); ``memory`` allocates far past a small memory limit;
+``bigref`` holds 384 MiB while it builds its CPU reference (the harness's part of the
+case, which no memory limit covers) and then passes.
 """
 
 from __future__ import annotations
@@ -51,8 +53,20 @@ def _isolation_children() -> list[int]:
     return found
 
 
+def warm_up() -> None:
+    """Load torch before the first case, as a real case source's import does, so
+    the device health probe after an error finds it loaded."""
+    import torch  # noqa: F401
+
+
 class PreparedCase(fakecases.PreparedCase):
-    """fakecases' prepared case with the two extra ops."""
+    """fakecases' prepared case with the three extra ops."""
+
+    def reference(self) -> object:
+        if self.spec.op == "bigref":
+            held = bytearray(384 * 2**20)
+            return [1.0, 2.0, float(len(held) >> 29)]  # 0.0, as run_on gives
+        return super().reference()
 
     def run_on(self, device: str) -> object:
         if self.spec.op == "gilhang":  # relock a held mutex: no signal ends the wait
@@ -64,6 +78,8 @@ class PreparedCase(fakecases.PreparedCase):
         if self.spec.op == "memory":
             hoard = [bytearray(64 * 2**20) for _ in range(64)]
             return [float(len(hoard))]
+        if self.spec.op == "bigref":
+            return [1.0, 2.0, 0.0]
         return super().run_on(device)
 
 

@@ -100,10 +100,32 @@ def test_isolate_all_survives_every_crash(pytester: pytest.Pytester) -> None:
         assert got[op].node_id in data["repro_command"]  # type: ignore[operator]
         assert any(got[op].node_id in line for line in data["runlog_tail"])  # type: ignore[union-attr]
     memory = got["memory"]
-    assert memory.status is not Status.PASSED
-    assert "MemoryError" in f"{memory.exception_type} {memory.crash}"
+    assert (memory.status, memory.exception_type) == (Status.ERROR, "MemoryError")
     assert "Segmentation fault" in str(crash_file(pytester, got["segv"])["traceback"])
     assert "in run_on" in str(crash_file(pytester, got["gilhang"])["traceback"])
+
+
+@pytest.mark.parametrize("isolate", ["none", "all"])
+def test_memory_limit_covers_the_device_run_alone(
+    pytester: pytest.Pytester, isolate: str
+) -> None:
+    """memory_mb caps the device run, in process and in a child alike: a blow-up in
+    it is ``error``/MemoryError and the health probe after it passes (the device is
+    fine); a case that holds more than the limit while building its CPU reference
+    passes; the harness probes run uncapped and pass."""
+    write_manifest(
+        pytester, ["memory", "bigref", "ok"], RESOURCE_LIMITS={"memory_mb": 256}
+    )
+    result = run(pytester, "--isolate", isolate)
+    assert result.ret == 1, result.stdout.str()
+    got = by_op(pytester)
+    memory = got["memory"]
+    assert (memory.status, memory.exception_type) == (Status.ERROR, "MemoryError")
+    assert memory.crash is None and memory.extra.get("device_unusable") is None
+    assert not any(key.startswith("health_probe") for key in memory.extra)
+    assert got["bigref"].status is Status.PASSED, got["bigref"]
+    assert got["ok"].status is Status.PASSED
+    assert not list((pytester.path / "results").glob("*harness_probe_failures*"))
 
 
 def test_isolate_ledger_moves_only_matching_cases(pytester: pytest.Pytester) -> None:

@@ -58,7 +58,10 @@ class WarmPool:
     ``preload`` names modules a child imports before it counts as warm (torch, the
     backend), and ``warmup`` is a ``("module:function", args)`` it calls once after
     them, so the first case a child runs does not pay for either (nor risk its
-    per-case limit on them).
+    per-case limit on them). ``memory_mb`` caps each payload's address space; with
+    ``entry_caps_memory`` the entry applies that cap itself, around the part of the
+    payload that is the case (`memory_limit`), and the pool only uses the number to
+    explain a child that died out of memory.
     Closing the pool (or the parent's exit) ends every child and its group; a child
     whose parent dies notices its control pipe closing and exits. Not thread-safe:
     one caller at a time (each xdist worker has its own pool).
@@ -72,6 +75,7 @@ class WarmPool:
         spares_after_loss: int = 0,
         env: dict[str, str] | None = None,
         memory_mb: int | None = None,
+        entry_caps_memory: bool = False,
         recycle_after: int | None = None,
         retire: Callable[[Any], bool] | None = None,
         beat_interval_s: float = BEAT_INTERVAL_S,
@@ -89,6 +93,7 @@ class WarmPool:
         self._spares_after_loss = spares_after_loss
         self.env = dict(env or {})
         self.memory_mb = memory_mb
+        self.entry_caps_memory = entry_caps_memory
         self.recycle_after = recycle_after
         self.retire = retire
         self.beat_interval_s = beat_interval_s
@@ -120,6 +125,7 @@ class WarmPool:
                 timeout_s=timeout_s,
                 heartbeat_s=heartbeat_s,
                 memory_mb=memory_mb,
+                entry_caps_memory=self.entry_caps_memory,
             )
 
         child = self._take()

@@ -116,8 +116,13 @@ class Child:
         timeout_s: float,
         heartbeat_s: float | None,
         memory_mb: int | None,
+        entry_caps_memory: bool = False,
     ) -> IsolatedOutcome:
-        """Run one payload and say how it ended; the child may be dead afterwards."""
+        """Run one payload and say how it ended; the child may be dead afterwards.
+
+        ``memory_mb`` caps the whole payload, unless ``entry_caps_memory`` says the
+        entry applies it itself to the part that is the case (`memory_limit`); it is
+        then only what explains a death that ran out of memory."""
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive, not {timeout_s!r}")
         if heartbeat_s is not None:
@@ -138,7 +143,8 @@ class Child:
         self.handed_last = True
         self._number += 1
         self.cases += 1
-        request = {"n": self._number, "payload": payload, "memory_mb": memory_mb}
+        cap = None if entry_caps_memory else memory_mb
+        request = {"n": self._number, "payload": payload, "memory_mb": cap}
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write((json.dumps(request) + "\n").encode("utf-8"))

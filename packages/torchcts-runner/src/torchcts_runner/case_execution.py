@@ -67,7 +67,6 @@ class CaseContext:
     worker: str = "main"
     validation: bool = False
     isolation: str = "none"
-    memory_mb: int | None = None  # the manifest's per-case memory limit, if any
     extra: dict[str, Any] = field(default_factory=dict)
     probe_before: bool = False  # a fresh run settling a failed probe (device_health)
     probe_after: bool = True  # off once the device is known unusable from the start
@@ -80,6 +79,15 @@ class CaseContext:
     adapter: DeviceAdapter | None = None  # the device family's (from `device`)
     pin_problem: str | None = None  # pinning to the worker's device failed: why
     pinned: bool = False
+
+    @property
+    def memory_mb(self) -> int | None:
+        """The manifest's ``memory_mb``: the cap on the device run (``run_on``), the
+        same in process and in an isolation child, so an allocation past it fails
+        the same way wherever the case runs; inputs, the CPU reference, judging and
+        the health probes are the harness's, never capped."""
+        value = self.manifest.resource_limits.get("memory_mb")
+        return int(value) if value else None
 
     @property
     def metadata_only(self) -> bool:

@@ -281,7 +281,6 @@ class ExecutorRole:
                 run_key=self.run_key,
                 worker=self.worker,
                 validation=s.validation,
-                memory_mb=_memory_mb(s),
             )
         return self._context
 
@@ -424,11 +423,6 @@ def modify_items(config: pytest.Config) -> Any:
     if fixtures is None:
         return config.hook.pytest_collection_modifyitems
     return manager.subset_hook_caller("pytest_collection_modifyitems", [fixtures])
-
-
-def _memory_mb(settings: RunSettings) -> int | None:
-    value = settings.manifest.resource_limits.get("memory_mb")
-    return int(value) if value else None
 
 
 __all__ = ["ExecutorRole", "modify_items", "worker_id"]

@@ -348,7 +348,9 @@ class IsolationPolicy:
             CHILD_ENTRY,
             size=size,
             spares_after_loss=spares,
+            # the child caps the device run only, as in process (CaseContext)
             memory_mb=int(memory) if memory else None,
+            entry_caps_memory=True,
             retire=retire,
             preload=preload,
             warmup=(WARM_ENTRY, warm) if manifest else None,
