@@ -17,6 +17,7 @@ from torchcts_runner.probes import (
     PooledProbes,
     ProbeRun,
     _capability_checks,
+    dtype_round_trip,
 )
 from torchcts_schema import load_manifest
 
@@ -39,6 +40,33 @@ def test_the_nonfinite_probe_names_a_device_that_flushes_them(
     )
     problem = _capability_checks(torch, "cpu", False)["nonfinite"]()
     assert problem is not None and "NaN and Inf times 2 gave [0.0" in problem
+
+
+NO_CPU_ADD = [torch.float8_e4m3fn, torch.float8_e5m2, torch.uint16, torch.uint64]
+
+
+@pytest.mark.parametrize("dtype", NO_CPU_ADD, ids=str)
+def test_the_dtype_probe_judges_the_device_not_the_host(
+    dtype: torch.dtype, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CPU can neither add nor compare some dtypes (float8 has no ``equal``,
+    uint16-64 no ``add``). On the CPU itself the probe fails at the device's add;
+    a device that adds them (the CPU's add patched to compute in float64) passes,
+    and one whose add is off by one fails: the host's gaps never decide."""
+    with pytest.raises(NotImplementedError, match="add_stub"):  # a failed probe row
+        dtype_round_trip(torch, "cpu", dtype, False)
+    real_add = torch.Tensor.__add__
+
+    def add(self: torch.Tensor, other: torch.Tensor, bump: float = 0.0) -> object:
+        if self.dtype in NO_CPU_ADD:
+            return (self.double() + other.double() + bump).to(self.dtype)
+        return real_add(self, other)
+
+    monkeypatch.setattr(torch.Tensor, "__add__", add)
+    assert dtype_round_trip(torch, "cpu", dtype, False) is None
+    monkeypatch.setattr(torch.Tensor, "__add__", lambda a, b: add(a, b, bump=2.0))
+    wrong = dtype_round_trip(torch, "cpu", dtype, False)
+    assert wrong == "create, copy and add gave wrong values"
 
 
 CPU_MANIFEST = (

@@ -144,6 +144,40 @@ def _capability_checks(
     }
 
 
+def dtype_round_trip(torch: Any, device: str, dtype: Any, meta: bool) -> str | None:
+    """Create ones of `dtype`, copy them to the device and back, add them there; None
+    when every step gives what it should, else what went wrong.
+
+    The expected values are made without CPU arithmetic and compared bit for bit, so
+    a dtype the CPU cannot add or compare (float8: no ``equal``; uint16-64: no
+    ``add``) is judged on what the device did, never failed by the host's side."""
+    host = torch.ones(4, dtype=dtype)
+    back = host.to(device).cpu() if not meta else host.to(device)
+    if back.dtype != dtype or back.shape != host.shape:
+        return f"round trip gave {back.dtype} {tuple(back.shape)}"
+    if not meta and not _same_bits(torch, back, host):
+        return "copy to the device and back changed the values"
+    x = host.to(device)
+    total = (x + x) if dtype is not torch.bool else (x | x)
+    expected = torch.full((4,), 2 if dtype is not torch.bool else 1, dtype=dtype)
+    if not meta and not _same_bits(torch, total.cpu(), expected):
+        return "create, copy and add gave wrong values"
+    return None
+
+
+def _same_bits(torch: Any, a: Any, b: Any) -> bool:
+    """Equal dtype, shape and bytes (through an integer view of the same width)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    if a.dtype is torch.bool:
+        a, b = a.view(torch.uint8), b.view(torch.uint8)
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    bits = width[a.element_size()]
+    return bool(torch.equal(a.contiguous().view(bits), b.contiguous().view(bits)))
+
+
 def run_probes(manifest_path: str, device: str) -> list[JsonDict]:
     """Every probe, in this process (the child)."""
     from torchcts_schema import load_manifest
@@ -175,19 +209,7 @@ def run_probes(manifest_path: str, device: str) -> list[JsonDict]:
         def check(dtype: Any = dtype) -> str | None:
             if dtype is None:
                 return "this PyTorch has no such dtype"
-            host = torch.ones(4, dtype=dtype)
-            back = host.to(device).cpu() if not meta else host.to(device)
-            if back.dtype != dtype or back.shape != host.shape:
-                return f"round trip gave {back.dtype} {tuple(back.shape)}"
-            if not meta and not torch.equal(back, host):
-                return "copy to the device and back changed the values"
-            x = host.to(device)
-            total = (x + x) if dtype is not torch.bool else (x | x)
-            if not meta and not torch.equal(
-                total.cpu(), host + host if dtype is not torch.bool else host
-            ):
-                return "create, copy and add gave wrong values"
-            return None
+            return dtype_round_trip(torch, device, dtype, meta)
 
         rows.append(_row("dtype", f"{dtype_name} create/copy/add", check))
     checks = _capability_checks(torch, device, meta)
