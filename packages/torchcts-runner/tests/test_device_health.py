@@ -9,6 +9,7 @@ device for the process at op ``poison`` (raising) or ``stealth`` (silently), and
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from torchcts_runner.device_health import (
     needs_probe,
     settle,
 )
-from torchcts_schema import CaseRecord, NextFix, Status
+from torchcts_schema import CaseRecord, CrashInfo, CrashKind, NextFix, Status
 
 BROKE = "this case left the device unusable: the health probe after it failed"
 POISON = "fake/poison/forward/float32/0"
@@ -82,6 +83,24 @@ def test_settle_names_the_case_only_when_a_fresh_process_shows_it() -> None:
     assert found is Finding.MET_IT and met.status is Status.PASSED
     assert met.extra == {MET_BROKEN: "RuntimeError: gone"} and met.next_fix is None
     assert (met.detail or "").startswith("its first run (in gw0: error) was followed")
+    assert "left the device working" in (met.detail or "")
+
+
+def test_a_fresh_run_that_dies_is_its_crash_never_a_working_device() -> None:
+    """When the fresh process dies, the case's record is that crash, and its note
+    says so instead of claiming the fresh run left the device working."""
+    first = _record(Status.ERROR, **{PROBE_AFTER: "RuntimeError: gone"})
+    hang = CrashInfo(kind=CrashKind.HANG, detail="no heartbeat for 2s")
+    fresh = replace(
+        _record(Status.CRASHED), crash=hang, next_fix=NextFix.CRASH_EVIDENCE
+    )
+    crashed, found = settle(first, lambda: fresh)
+    assert found is Finding.CRASHED and crashed.status is Status.CRASHED
+    assert crashed.crash == hang and crashed.next_fix is NextFix.CRASH_EVIDENCE
+    assert crashed.extra == {MET_BROKEN: "RuntimeError: gone"}
+    detail = crashed.detail or ""
+    assert "that process died (no heartbeat for 2s)" in detail
+    assert "left the device working" not in detail
 
 
 def _run(pytester: pytest.Pytester, ops: list[str], *extra: str, workers: int = 0):  # type: ignore[no-untyped-def]

@@ -17,6 +17,8 @@ once more in a fresh process, probing before and after it (after any ending):
 - before passes, after fails: this case breaks the device; its record (the fresh
   run's) says so, with next fix ``crash_evidence``, and is never a pass
   (``BROKE_IT``);
+- the fresh process died (signal, exit, timeout, hang): its crash is the case's
+  record, with a note saying the first run's probe failed too (``CRASHED``);
 - otherwise an earlier case broke the first process's device; the fresh run's result
   is the case's record, with a note, and nothing is blamed (``MET_IT``).
 
@@ -61,6 +63,7 @@ class Finding(Enum):
     UNUSABLE = "unusable"  # the device fails the probe before any case
     BROKE_IT = "broke_it"  # the case breaks a working device
     MET_IT = "met_it"  # the case ran fine on a working device: it met a broken one
+    CRASHED = "crashed"  # the fresh process running the case died
 
 
 def needs_probe(status: Status, reached_device: bool) -> bool:
@@ -144,11 +147,20 @@ def settle(
         if broke.status is Status.PASSED:  # right values, broken device: no pass
             broke = replace(broke, status=Status.ERROR)
         return broke, Finding.BROKE_IT
-    note = (
+    first_run = (
         f"its first run (in {first.worker or 'this process'}: {first.status.value}) "
-        f"was followed by a failed health probe ({_quote(after)}), but in a fresh "
-        "process it left the device working: an earlier case may have broken that "
-        "device; this is the fresh run's result"
+        f"was followed by a failed health probe ({_quote(after)})"
+    )
+    if fresh.status is Status.CRASHED:
+        died = fresh.crash.detail if fresh.crash is not None else "it died"
+        note = (
+            f"{first_run}; run again in a fresh process (probe, case, probe), that "
+            f"process died ({_quote(died)}): this is the fresh run's crash"
+        )
+        return _noted(fresh, MET_BROKEN, after, fresh.next_fix, note), Finding.CRASHED
+    note = (
+        f"{first_run}, but in a fresh process it left the device working: an "
+        "earlier case may have broken that device; this is the fresh run's result"
     )
     return _noted(fresh, MET_BROKEN, after, fresh.next_fix, note), Finding.MET_IT
 
