@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,13 @@ class PreparedCase(fakecases.PreparedCase):
         if self.spec.op == "bigref":
             return [1.0, 2.0, 0.0]
         return super().run_on(device)
+
+    def repro_source(
+        self, device: str, backend_import: str | None, options: dict[str, Any]
+    ) -> str:
+        """fakecases' script, saying which program built it."""
+        built_by = Path(sys.argv[0]).name
+        return f"{super().repro_source(device, backend_import, options)}# {built_by}\n"
 
 
 def prepare(spec: CaseSpec, manifest: Any) -> PreparedCase:

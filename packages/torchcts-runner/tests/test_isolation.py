@@ -102,6 +102,9 @@ def test_isolate_all_survives_every_crash(pytester: pytest.Pytester) -> None:
     memory = got["memory"]
     assert (memory.status, memory.exception_type) == (Status.ERROR, "MemoryError")
     assert "Segmentation fault" in str(crash_file(pytester, got["segv"])["traceback"])
+    # the script is built by the pool's child, which has the case source loaded
+    script = crash_file(pytester, got["segv"])["repro_script"]
+    assert script == "# repro of fake/segv/forward/float32/0 on cpu\n# child.py\n"
     assert "in run_on" in str(crash_file(pytester, got["gilhang"])["traceback"])
 
 

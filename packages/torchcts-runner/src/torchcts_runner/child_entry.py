@@ -56,11 +56,17 @@ def _context(
     )
 
 
+REPRO_KIND = "repro"  # a payload that asks for a case's repro script
+
+
 def run_case(payload: dict[str, Any]) -> JsonDict:
     """Execute the case named in `payload` here and return its record as a dict
-    (a payload of kind ``probes``: the run's probe table, `run_probe_payload`)."""
+    (a payload of kind ``probes``: the run's probe table, `run_probe_payload`; of
+    kind ``repro``: a case's repro script, `repro_payload`)."""
     if payload.get("kind") == PROBES_KIND:
         return run_probe_payload(payload)
+    if payload.get("kind") == REPRO_KIND:
+        return repro_payload(payload)
     options = dict(payload.get("options") or {})
     ctx = _context(
         str(payload["manifest"]),
@@ -88,6 +94,18 @@ def run_probe_payload(payload: dict[str, Any]) -> JsonDict:
     return {"probe_rows": rows}
 
 
+def repro_payload(payload: dict[str, Any]) -> JsonDict:
+    """The repro script of a case that crashed another child (``{"script": None}``
+    when it cannot be built): this warm child has the case source and its tables
+    loaded, where building it in the run's process would import them there (the
+    OpInfo database: seconds) beside the children's own imports. Inputs are built
+    on CPU only; nothing runs on the device."""
+    manifest = load_manifest(str(payload["manifest"]))
+    source = load_case_source(str(payload.get("case_source") or DEFAULT_CASE_SOURCE))
+    spec = source.get_case(str(payload["case_id"]))
+    return {"script": source.repro_source(spec, manifest, str(payload["device"]))}
+
+
 def warm_child(args: dict[str, Any]) -> None:
     """Run once in each isolation child before it takes cases: import and configure
     the backend, let the case source load its catalogue and build one case's inputs
@@ -106,4 +124,4 @@ def warm_child(args: dict[str, Any]) -> None:
             source.prepare(source.get_case(str(args["case_id"])), manifest)
 
 
-__all__ = ["run_case", "run_probe_payload", "warm_child"]
+__all__ = ["REPRO_KIND", "repro_payload", "run_case", "run_probe_payload", "warm_child"]

@@ -144,20 +144,30 @@ class CrashRecorder:
         traceback: str | None,
         stdout_tail: str | None = None,
         defer_repro: bool = False,
+        build_repro: Callable[[CaseSpec], str | None] | None = None,
     ) -> CaseRecord:
         """The one builder of ``<key>_crashes/<case>.json``; points `record` at it.
 
         Building the repro script may import the OpInfo database (seconds). A
         controller that is still scheduling cases defers it to a background thread
         that rewrites the crash file with the script; `wait_for_repros` joins it
-        before the run's artifacts are final.
+        before the run's artifacts are final. `build_repro` builds it in a process
+        that has the case source loaded already (an isolation child); when it gives
+        None the script is built here as usual.
         """
         if record.crash is None:
             return record
         spec = self._spec(record.case_id)
         s = self.settings
         script = None
-        if spec is not None and self.source is not None and not defer_repro:
+        if spec is not None and build_repro is not None and not defer_repro:
+            script = build_repro(spec)
+        if (
+            script is None
+            and spec is not None
+            and self.source is not None
+            and not defer_repro
+        ):
             script = self.source.repro_source(spec, s.manifest, s.device)
         crash_record = CrashRecord(
             case_id=record.case_id,

@@ -56,6 +56,7 @@ from torchcts_schema import (
 )
 
 from torchcts_runner.casesource import surfaces_from
+from torchcts_runner.child_entry import REPRO_KIND
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.defaults import ISOLATE_MODES
@@ -320,7 +321,26 @@ class IsolationPolicy:
             stderr_tail=outcome.stderr_tail,
             traceback=outcome.traceback,
             stdout_tail=outcome.stdout_tail,
+            build_repro=self._repro_in_child,
         )
+
+    def _repro_in_child(self, spec: CaseSpec) -> str | None:
+        """The crashed case's repro script, built by the run's warm pool (the child
+        that replaces the lost one has the case source loaded; this process then
+        never imports it); None when the pool is not running or its child cannot."""
+        if self._pool is None:
+            return None
+        payload = {
+            "kind": REPRO_KIND,
+            "case_id": spec.case_id,
+            "manifest": str(self.options.get("manifest")),
+            "case_source": self.options.get("case_source"),
+            "device": str(self.options.get("device")),
+        }
+        timeout = float(self.options.get("timeout_s") or 300)
+        outcome = self._pool.run(payload, timeout_s=timeout, heartbeat_s=None)
+        script = outcome.result.get("script") if outcome.result else None
+        return script if isinstance(script, str) else None
 
     def _new_pool(
         self,
