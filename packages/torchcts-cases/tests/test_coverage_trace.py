@@ -4,11 +4,20 @@ build, a cache that is never trusted blindly, and surfaces looked up for records
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from torchcts_cases import coverage_trace, get_case, surface_lookup
+from torchcts_cases import (
+    case_surfaces,
+    coverage_trace,
+    get_case,
+    index,
+    surface_lookup,
+)
 from torchcts_cases.spec import CaseSpec
 from torchcts_cases.trace_store import StoredTrace, encode, read_trace
 from torchcts_schema import ExpectedSource
@@ -148,3 +157,29 @@ def test_an_overload_cases_inputs_are_built_outside_the_trace() -> None:
     seen = coverage_trace.reached_by(spec, coverage_trace._manifest())
     assert "aten::_add_relu.Tensor" in seen
     assert "aten::rand.generator" not in seen
+
+
+SURFACES_WITHOUT_TORCH = """
+import sys
+from torchcts_cases import case_surfaces, get_case
+print(",".join(case_surfaces(get_case("opinfo/add/forward/float32/0"))))
+print("torch imported" if "torch" in sys.modules else "torch not imported")
+"""
+
+
+def test_surfaces_are_looked_up_without_torch() -> None:
+    """The xdist controller names a crashed case's overloads from the trace: reading
+    it (key, cache or packaged seed) never imports torch, and the overloads are the
+    ones a process with torch loaded reads."""
+    surface_lookup.forget()  # this process reads the real trace too
+    index.shard("float32")  # the index this process uses, built before the child
+    out = subprocess.run(
+        [sys.executable, "-c", SURFACES_WITHOUT_TORCH],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ),
+    ).stdout.splitlines()
+    here = case_surfaces(get_case("opinfo/add/forward/float32/0"))
+    assert "aten::add.Tensor" in here
+    assert out == [",".join(here), "torch not imported"]

@@ -103,6 +103,29 @@ def test_records_carry_surfaces_and_the_ledger_isolates_by_overload(
     assert "surfaces" not in got["wrong"].extra
     assert got["segv"].isolation == "ledger" and got["segv"].status is Status.CRASHED
     assert got["ok"].isolation == "none"
+    # the record the run's process makes for the child that died names them too
+    assert got["segv"].extra["surfaces"] == ["aten::segv.Tensor"]
+
+
+@pytest.mark.parametrize("how", ["xdist worker", "isolation child"])
+def test_a_crashed_record_names_the_overloads_its_case_reaches(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A case that kills its process gets its record from another process (the xdist
+    controller, the run's process for a child); that record names the overloads the
+    case reaches as a record the case made itself would, so the crash packet and the
+    backend evidence store key it on them; whichever process made the record."""
+    use_fake_source(pytester, monkeypatch)
+    monkeypatch.setenv("FAKE_SURFACES", "ok,segv,abort")
+    write_manifest(pytester, ["ok", "segv", "abort"])
+    extra = ("-n", "2") if how == "xdist worker" else ("--isolate", "all")
+    result = pytester.runpytest_subprocess(*run_args(*extra))
+    assert result.ret == 1, result.stdout.str()
+    got = {r.op: r for r in journal_records(pytester.path / "results").values()}
+    for op in ("segv", "abort"):
+        assert got[op].status is Status.CRASHED, got[op]
+        assert got[op].extra["surfaces"] == [f"aten::{op}.Tensor"]
+    assert got["ok"].extra["surfaces"] == ["aten::ok.Tensor"]
 
 
 def test_a_whole_run_refreshes_coverage_and_a_subset_does_not(

@@ -26,7 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import torch
 from torchcts_schema import (
     DTYPE_NAMES,
     FEATURE_CAPABILITIES,
@@ -34,11 +33,11 @@ from torchcts_schema import (
     VARIANT_CAPABILITIES,
     Manifest,
     slug,
+    torch_version,
     write_atomic,
 )
 
 from torchcts_cases import index
-from torchcts_cases.dispatch_recorder import OverloadRecorder
 from torchcts_cases.overload_variants import SUITE as OVERLOAD_SUITE
 from torchcts_cases.source_digest import package_digest
 from torchcts_cases.spec import CaseSpec, Selection
@@ -54,7 +53,7 @@ Progress = Callable[[str], None]
 def trace_key() -> dict[str, Any]:
     """What a trace is valid for: this torch, this index format and OpInfo source."""
     return {
-        "torch": torch.__version__,
+        "torch": torch_version(),
         "index_version": index.INDEX_VERSION,
         "opinfo": index.opinfo_fingerprint(),
         "trace_version": TRACE_VERSION,
@@ -74,7 +73,7 @@ def trace_path() -> Path:
 
 def seed_path() -> Path:
     """The packaged seed for this torch version."""
-    return SEED_DIR / f"{slug(torch.__version__)}.json.gz"
+    return SEED_DIR / f"{slug(torch_version())}.json.gz"
 
 
 def load() -> StoredTrace | None:
@@ -185,6 +184,7 @@ def _manifest() -> Manifest:
 def reached_by(spec: CaseSpec, manifest: Manifest) -> set[str]:
     """The overloads one case's CPU run dispatches (also when it fails part way)."""
     from torchcts_cases import prepare
+    from torchcts_cases.dispatch_recorder import OverloadRecorder
 
     recorder = OverloadRecorder()
     with warnings.catch_warnings():

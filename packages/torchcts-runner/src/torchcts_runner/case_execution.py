@@ -31,7 +31,7 @@ from torchcts_schema import (
 
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_evidence import Judging, with_judging_evidence
-from torchcts_runner.casesource import CaseSource
+from torchcts_runner.casesource import CaseSource, with_surfaces
 from torchcts_runner.classify import (
     Outcome,
     classify_device_exception,
@@ -160,8 +160,7 @@ def make_record(
 def _extra(spec: CaseSpec, ctx: CaseContext) -> dict[str, Any]:
     """The context's extra facts plus the overloads the case reaches (`surfaces`):
     what known-crash rules and the backend evidence store key on."""
-    surfaces = ctx.source.surfaces(spec)
-    return {**ctx.extra, "surfaces": list(surfaces)} if surfaces else dict(ctx.extra)
+    return with_surfaces(ctx.extra, ctx.source.surfaces(spec))
 
 
 def _reference_unavailable(

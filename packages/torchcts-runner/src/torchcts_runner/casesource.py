@@ -201,6 +201,13 @@ def load_case_source(name: str = DEFAULT_CASE_SOURCE) -> CaseSource:
     return CaseSource(name, module)
 
 
+def with_surfaces(extra: dict[str, Any], surfaces: Sequence[str]) -> dict[str, Any]:
+    """A record's `extra` naming the overloads its case reaches (``surfaces``), when
+    there are any: the one way every record says it, whichever process made it (the
+    case's own, or the one that saw it crash)."""
+    return {**extra, "surfaces": list(surfaces)} if surfaces else dict(extra)
+
+
 def surfaces_from(name: str | None) -> Callable[[Any], tuple[str, ...]]:
     """`CaseSource.surfaces` of the case source `name` (default: the default one),
     loaded at the first call; a source that cannot load leaves declared surfaces."""

@@ -31,7 +31,7 @@ from torchcts_schema import (
 
 from torchcts_runner import __version__
 from torchcts_runner.case_evidence import write_repro
-from torchcts_runner.casesource import CaseSource
+from torchcts_runner.casesource import CaseSource, with_surfaces
 from torchcts_runner.crash_evidence import environment_summary
 from torchcts_runner.metadata import torch_version, usable_path
 from torchcts_runner.runlog import runlog_path, tail_lines
@@ -74,8 +74,18 @@ class CrashRecorder:
         return spec
 
     def record(self, case_id: str, **fields: Any) -> CaseRecord:
-        """A record of `case_id` from its spec (or from the id alone) and `fields`."""
-        return record_for(self._spec(case_id), case_id, **fields)
+        """A record of `case_id` from its spec (or from the id alone) and `fields`,
+        naming the overloads the case reaches as its own records do (the case
+        source's coverage trace: read once, without torch)."""
+        spec = self._spec(case_id)
+        source = self.source
+        if spec is not None and source is not None:
+            try:
+                surfaces = source.surfaces(spec)
+            except Exception:  # evidence on top: the record stays without it
+                surfaces = ()
+            fields["extra"] = with_surfaces(fields.get("extra") or {}, surfaces)
+        return record_for(spec, case_id, **fields)
 
     def repro_command(self, case_id: str) -> list[str]:
         """torchcts-run arguments that rerun only this case, in process."""

@@ -55,7 +55,7 @@ from torchcts_schema import (
     slug,
 )
 
-from torchcts_runner.casesource import surfaces_from
+from torchcts_runner.casesource import surfaces_from, with_surfaces
 from torchcts_runner.child_entry import REPRO_KIND
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
@@ -101,13 +101,16 @@ class IsolationPolicy:
         self.ledger = ledger
         self.torch_version = torch_version
         self.hardware_key = _hardware_key(self.options, manifest)
+        # the overloads a case reaches: known-crash rules match them, and a record
+        # made here (a child that died) names them as the child's own records do
+        self.surfaces = surfaces_from(self.options.get("case_source"))
         self.matcher = (
             KnownCrashMatcher(
                 ledger,
                 manifest,
                 torch_version=torch_version,
                 hardware_key=self.hardware_key,
-                surfaces=surfaces_from(self.options.get("case_source")),
+                surfaces=self.surfaces,
             )
             if ledger is not None and manifest is not None
             else None
@@ -282,7 +285,10 @@ class IsolationPolicy:
             duration_s=round(outcome.duration_s, 6),
             isolation=mode,
             worker=worker,
-            extra={"memory_exceeded": True} if outcome.memory_exceeded else {},
+            extra=with_surfaces(
+                {"memory_exceeded": True} if outcome.memory_exceeded else {},
+                self.surfaces(spec),
+            ),
         )
         return self._with_crash_file(spec, record, outcome)
 
@@ -307,6 +313,7 @@ class IsolationPolicy:
             duration_s=round(outcome.duration_s, 6),
             isolation=mode,
             worker=worker,
+            extra=with_surfaces({}, self.surfaces(spec)),
         )
 
     def _with_crash_file(
