@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from runner_helpers import journal_records, run_args, use_fake_source, write_manifest
 from torchcts_isolate import Ledger, LedgerRule
+from torchcts_runner.child_entry import run_case
 from torchcts_runner.known_crash_match import KnownCrashMatcher
 from torchcts_schema import (
     CaseSpec,
@@ -151,3 +152,20 @@ def test_a_whole_run_refreshes_coverage_and_a_subset_does_not(
         "warm torchcts-coverage-warm-up",
         "refresh MainThread",
     ]
+
+
+def test_an_isolation_child_leaves_the_surfaces_to_its_parent(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child's own record names no surfaces (it never reads the trace; the parent
+    reads it while the child warms up and names them, as the test above shows)."""
+    use_fake_source(pytester, monkeypatch)
+    monkeypatch.setenv("FAKE_SURFACES", "ok")
+    manifest = write_manifest(pytester, ["ok"])
+    options = {"case_source": "fakecases", "run_key": "k", "isolation": "all"}
+    record = run_case(
+        {"case_id": "fake/ok/forward/float32/0", "manifest": str(manifest),
+         "device": "cpu", "results_dir": str(pytester.path), "options": options}
+    )  # fmt: skip
+    assert record["status"] == "passed"
+    assert "surfaces" not in record.get("extra", {})

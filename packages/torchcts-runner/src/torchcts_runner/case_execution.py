@@ -70,6 +70,9 @@ class CaseContext:
     extra: dict[str, Any] = field(default_factory=dict)
     probe_before: bool = False  # a fresh run settling a failed probe (device_health)
     probe_after: bool = True  # off once the device is known unusable from the start
+    # records name the overloads their case reaches; an isolation child leaves that
+    # to the run's process, which reads the coverage trace while the child warms up
+    name_surfaces: bool = True
     # stage ("prepare": inputs and CPU reference; "run": device and judging; "probe":
     # a device health probe) -> guard
     deadline: Callable[[str], AbstractContextManager[object]] = lambda stage: (
@@ -160,6 +163,8 @@ def make_record(
 def _extra(spec: CaseSpec, ctx: CaseContext) -> dict[str, Any]:
     """The context's extra facts plus the overloads the case reaches (`surfaces`):
     what known-crash rules and the backend evidence store key on."""
+    if not ctx.name_surfaces:
+        return dict(ctx.extra)
     return with_surfaces(ctx.extra, ctx.source.surfaces(spec))
 
 

@@ -29,6 +29,7 @@ from torchcts_runner.casesource import load_case_source
 from torchcts_runner.defaults import DEFAULT_CASE_SOURCE
 from torchcts_runner.probes import PROBES_KIND, probes_beside_cases
 from torchcts_runner.timeouts import case_deadline
+from torchcts_runner.warm_start import CASE_TABLES_HOOK
 
 
 @cache
@@ -53,6 +54,7 @@ def _context(
         validation=validation,
         isolation=isolation,
         probe_before=probe_before,
+        name_surfaces=False,  # the parent names them (`IsolationPolicy`)
     )
 
 
@@ -110,12 +112,19 @@ def warm_child(args: dict[str, Any]) -> None:
     """Run once in each isolation child before it takes cases: import and configure
     the backend, let the case source load its catalogue and build one case's inputs
     (on CPU), so that one-time cost never counts against (or times out) the first
-    case. Problems are left for the cases to report, exactly as in process."""
+    case. Problems are left for the cases to report, exactly as in process.
+
+    A source with ``import_case_tables`` imports only its tables here: its
+    ``warm_up`` also reads what records name (the coverage trace), which the parent
+    does for a child's records (`CaseContext.name_surfaces`), beside this warm-up."""
     manifest = load_manifest(args["manifest"])
     ensure_backend(manifest.backend_import, manifest.backend_options)
     name = str(args.get("case_source") or "torchcts_cases")
     with contextlib.suppress(Exception):
-        warm = getattr(importlib.import_module(name), "warm_up", None)
+        module = importlib.import_module(name)
+        warm = getattr(module, CASE_TABLES_HOOK, None) or getattr(
+            module, "warm_up", None
+        )
         if callable(warm):
             warm()
     if args.get("case_id"):

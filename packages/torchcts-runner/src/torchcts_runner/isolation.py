@@ -29,6 +29,7 @@ or softened because it ran isolated.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -121,6 +122,7 @@ class IsolationPolicy:
         self.recorder: CrashRecorder | None = None  # set by the process's executor
         self.forced: str | None = None  # isolate every in-process case, saying why
         self.device_unusable = False  # the device fails its probe in a fresh process
+        self._surfaces_read: threading.Thread | None = None  # see `run`
         if requested != "none" and options and options.get("results_dir"):
             scratch = scratch_dir(
                 Path(str(options["results_dir"])), str(options.get("run_key"))
@@ -187,6 +189,14 @@ class IsolationPolicy:
         if self._pool is None:
             self.start_pool(spec.case_id)
         assert self._pool is not None
+        if self._surfaces_read is None:  # read the trace while the child warms up
+            self._surfaces_read = threading.Thread(
+                target=self._surfaces_of,
+                args=(spec,),
+                name="torchcts-surfaces",
+                daemon=True,
+            )
+            self._surfaces_read.start()
         record = self._run_in(self._pool, spec, payload, mode)
         if probe_failed(record) and not self.device_unusable:
             record, found = settle(record, lambda: self.run_fresh(spec, payload))
@@ -266,7 +276,8 @@ class IsolationPolicy:
                 record = CaseRecord.from_dict(outcome.result)
             except ArtifactError as exc:
                 return self._harness_error(spec, outcome, mode, worker, exc.problem)
-            record = replace(record, isolation=mode)
+            extra = with_surfaces(record.extra, self._surfaces_of(spec))
+            record = replace(record, isolation=mode, extra=extra)
             if record.crash is not None and not record.crash.evidence:
                 # the child's own limit ended the case: keep its stderr and stacks
                 return self._with_crash_file(spec, record, outcome)
@@ -287,10 +298,22 @@ class IsolationPolicy:
             worker=worker,
             extra=with_surfaces(
                 {"memory_exceeded": True} if outcome.memory_exceeded else {},
-                self.surfaces(spec),
+                self._surfaces_of(spec),
             ),
         )
         return self._with_crash_file(spec, record, outcome)
+
+    def _surfaces_of(self, spec: CaseSpec) -> tuple[str, ...]:
+        """The overloads `spec` reaches, for a record made from a child's ending (the
+        child names none: `CaseContext.name_surfaces`); the first read of the trace,
+        begun beside the child's warm-up, is waited for, never done twice."""
+        reading = self._surfaces_read
+        if reading is not None and reading is not threading.current_thread():
+            reading.join()
+        try:
+            return self.surfaces(spec)
+        except Exception:  # evidence on top of the record: it stays without them
+            return ()
 
     def _harness_error(
         self,
@@ -313,7 +336,7 @@ class IsolationPolicy:
             duration_s=round(outcome.duration_s, 6),
             isolation=mode,
             worker=worker,
-            extra=with_surfaces({}, self.surfaces(spec)),
+            extra=with_surfaces({}, self._surfaces_of(spec)),
         )
 
     def _with_crash_file(
