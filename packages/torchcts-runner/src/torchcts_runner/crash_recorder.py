@@ -170,15 +170,10 @@ class CrashRecorder:
         spec = self._spec(record.case_id)
         s = self.settings
         script = None
-        if spec is not None and build_repro is not None and not defer_repro:
-            script = build_repro(spec)
-        if (
-            script is None
-            and spec is not None
-            and self.source is not None
-            and not defer_repro
-        ):
-            script = self.source.repro_source(spec, s.manifest, s.device)
+        if spec is not None and not defer_repro:
+            script = build_repro(spec) if build_repro is not None else None
+            if script is None and self.source is not None:
+                script = self.source.repro_source(spec, s.manifest, s.device)
         crash_record = CrashRecord(
             case_id=record.case_id,
             node_id=record.node_id,

@@ -14,9 +14,10 @@ twice its time in process. So W workers are taken to save a share 1 - 2/W of the
 case time, and nothing on two cores: there a run stays in process at any size. With
 more cores the boundary is where that saving pays back the workers' fixed cost
 (about 5 s: their start-up and collection of the plan, the controller, the tail),
-fewer cases the more cores (``in_process_limit``). On an accelerator the one worker saves no time; a long run
-gets it anyway past `IN_PROCESS_UP_TO` cases for what only a worker gives: a broken
-device costs a worker, not the isolation of every later case.
+fewer cases the more cores (``in_process_limit``). On an accelerator the one worker
+saves no time; a long run gets it anyway past `IN_PROCESS_UP_TO` cases for what only
+a worker gives: a broken device costs a worker, not the isolation of every later
+case.
 An explicit ``-n`` always wins; the manifest's ``RESOURCE_LIMITS.workers`` caps the
 count. No pytest, no torch: the plugin asks this once it knows the planned cases.
 """
