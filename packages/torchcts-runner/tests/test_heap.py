@@ -110,3 +110,27 @@ def test_a_session_that_ends_before_any_case_resumes_collection(
     result = pytester.runpytest_inprocess(*run_args("not-a-node-id"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert gc.isenabled()
+
+
+_STATS_SPY = """
+import pathlib
+
+def pytest_terminal_summary(terminalreporter):
+    kept = {k: len(v) for k, v in terminalreporter.stats.items() if v}
+    pathlib.Path("stats.txt").write_text(repr(sorted(kept.items())))
+"""
+
+
+def test_the_terminal_keeps_no_passing_setup_or_teardown_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest's reporter would keep two reports a case under the empty category,
+    which nothing reads; the cases' own reports are kept and counted as before."""
+    use_fake_source(pytester, monkeypatch)
+    write_manifest(pytester, ["ok", "ok", "wrong"])
+    pytester.makeconftest(_STATS_SPY)
+    result = pytester.runpytest_subprocess(*run_args())
+    assert result.ret == 1, result.stdout.str()
+    kept = (pytester.path / "stats.txt").read_text()
+    assert kept == repr([("failed", 1), ("passed", 2)])
+    result.stdout.fnmatch_lines(["*1 failed, 2 passed*"])

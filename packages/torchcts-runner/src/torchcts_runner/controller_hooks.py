@@ -45,7 +45,7 @@ from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.device_environment import prepare_environment
 from torchcts_runner.device_memory import MemoryTally
 from torchcts_runner.hardware import hardware_key
-from torchcts_runner.heap import end_start_up, freeze_start_up
+from torchcts_runner.heap import end_start_up, freeze_start_up, keep_no_phase_reports
 from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
 from torchcts_runner.items import (
     RECORD_PROPERTY,
@@ -256,6 +256,7 @@ class ControllerRole(ControllerEnd):
         if self.local_executor is not None and left_out > 0:  # -k, -m, a plugin
             self.account_collected(item.nodeid for item in session.items)
         freeze_start_up()  # the plan and its accounting live to the end
+        keep_no_phase_reports(self.config.pluginmanager.get_plugin("terminalreporter"))
         if self.local_executor is None:
             end_start_up()  # the cases run in workers: nothing more to import here
         live = sys.stderr.isatty() and not self.settings.quiet
