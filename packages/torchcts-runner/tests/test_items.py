@@ -105,3 +105,20 @@ def test_an_unknown_item_layout_uses_the_constructor(
     assert ItemStamp.of(items[0], parent) is None
     assert made == [s.case_id for s in specs]
     assert [i.nodeid for i in items] == [f"torchcts::{s.case_id}" for s in specs]
+
+
+def test_shared_location_and_hooks_are_what_pytest_finds_for_each_item(
+    request: pytest.FixtureRequest,
+) -> None:
+    """A case item's location and hook caller are found once for its collection:
+    each equals what pytest's own lookups give that item."""
+    items = build_items(request.session, [_spec(0), _spec(1, None)], _never)
+    for item in items:
+        own_location = pytest.Item.location.func(item)  # type: ignore[attr-defined]
+        assert item.location == own_location
+        assert item.location[2] == item.spec.case_id  # type: ignore[attr-defined]
+        own_hooks = item.session.gethookproxy(item.path)
+        for hook in ("pytest_runtest_setup", "pytest_runtest_logreport"):
+            reached = getattr(item.ihook, hook).get_hookimpls()
+            assert reached == getattr(own_hooks, hook).get_hookimpls()
+            assert reached  # pytest's own runner at least

@@ -11,7 +11,10 @@ status fails.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,6 +65,21 @@ class CaseCollection(pytest.Collector):
         """Items are created up front by the plugin; nothing to collect lazily."""
         return []
 
+    @cached_property
+    def case_hooks(self) -> Any:
+        """The hook caller of every case item, found once: pytest looks it up by the
+        node's path (its conftest modules) on each hook call of each item, and all
+        case items share one path (1% of a level-4 run)."""
+        return self.session.gethookproxy(self.path)
+
+    @cached_property
+    def case_location_path(self) -> str:
+        """The path part of every case item's ``location``, found once (pytest
+        resolves it item by item: another 1% of a level-4 run)."""
+        return str(
+            self.session._node_location_to_relpath(Path(os.path.abspath(self.path)))
+        )
+
 
 class CaseItem(pytest.Item):
     """One case; `executor` is the process's way of running it."""
@@ -101,6 +119,22 @@ class CaseItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Where pytest says the case is: the manifest, and the case id."""
         return self.path, None, self.spec.case_id
+
+    @property
+    def ihook(self) -> Any:
+        """pytest's hook caller for this node: its collection's (`case_hooks`)."""
+        parent = self.parent
+        if isinstance(parent, CaseCollection):
+            return parent.case_hooks
+        return super().ihook
+
+    @cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        """``reportinfo`` as pytest words it, the path found once per collection."""
+        parent = self.parent
+        if isinstance(parent, CaseCollection) and parent.path == self.path:
+            return parent.case_location_path, None, self.spec.case_id
+        return super().location
 
 
 def build_items(
