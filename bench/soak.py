@@ -9,8 +9,10 @@ or sends SIGINT to the process group (Ctrl-C), the three in turns, in an order t
 seed draws; then it waits for every process of the run to end and resumes with
 ``--resume`` until the journal says the run ended (at most three resumes) and compares
 the final result with the reference (`soak_compare`). The last line is
-``cycles N, records R, lost L, duplicated D, invented I, changed C``; the exit status
-is 0 when L, D, I and C are all 0, else 1 (2 when the reference itself failed).
+``cycles N, records R, lost L, duplicated D, invented I, changed C, no target T``
+(T: cycles that found no process to interrupt while the run was going); the exit
+status is 0 when L, D, I, C and T are all 0, else 1 (2 when the reference itself
+failed).
 
 ``python bench/soak.py [--cycles 10] [--seed 1] [--keep]``; see bench/README.md.
 """
@@ -213,8 +215,9 @@ def outcomes(results: Path) -> dict[str, Outcome]:
     }
 
 
-def _interrupt(run: procs.Run, action: str, rng: random.Random) -> str:
-    """Do `action` now; returns what was done (a worker may be between restarts)."""
+def _interrupt(run: procs.Run, action: str, rng: random.Random) -> str | None:
+    """Do `action` now; returns what was done (a worker may be between restarts),
+    or None when no process to interrupt was found within 5 s while the run lived."""
     if action == "sigint":
         procs.signal_group(run, signal.SIGINT)
         return "sigint to the group"
@@ -232,7 +235,7 @@ def _interrupt(run: procs.Run, action: str, rng: random.Random) -> str:
                 procs.kill(pid)
                 return f"sigkill worker {pid} (of {len(alive)})"
         time.sleep(procs.POLL_S)
-    return f"{action}: no target found"
+    return None
 
 
 def _ending(name: str, code: int | None, killed: int, run: procs.Run) -> str:
@@ -272,13 +275,16 @@ def cycle(
     rng: random.Random,
     ref: dict[str, Outcome],
     phase: float,
-) -> Comparison:
-    """One interrupted run, resumed to the end and compared; prints its line."""
+) -> tuple[Comparison, bool]:
+    """One interrupted run, resumed to the end and compared; prints its line.
+    The flag: no process to interrupt was found while the run was going (the soak
+    then tested nothing, which must not read as a pass)."""
     delay = rng.uniform(0, LATEST_KILL) * phase
     results = soak.root / f"cycle{index:02d}"
     began = time.monotonic()
     run = soak.start(results)
     first = _wait_first_start(run, results)
+    missed = False
     if first is None:
         what = "no case started"
     else:
@@ -289,6 +295,9 @@ def cycle(
         else:
             recorded = _executed_lines(results)
             done = _interrupt(run, action, rng)
+            missed = done is None and not run.ended()
+            if done is None:
+                done = f"{action}: NO TARGET FOUND" if missed else f"{action}: ended"
             what = f"{done} at +{delay:.1f}s ({recorded} recorded)"
     code, killed = soak.finish(run, EXIT_LIMIT_S)
     notes = [_ending("run", code, killed, run)]
@@ -311,7 +320,7 @@ def cycle(
         f"records {result.records}, {counts}",
         flush=True,
     )
-    return result
+    return result, missed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     soak = Soak(root, options.workers)
     total = Counter[str]()
     records = 0
+    missed = 0
     started = time.monotonic()
     try:
         try:
@@ -337,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         for index in range(1, options.cycles + 1):
             action = actions[(index - 1) % len(actions)]
-            result = cycle(soak, index, action, rng, ref, phase)
+            result, no_target = cycle(soak, index, action, rng, ref, phase)
+            missed += no_target
             total.update(result.counts)
             records += result.records
     finally:
@@ -351,10 +362,11 @@ def main(argv: list[str] | None = None) -> int:
     names = ("lost", "duplicated", "invented", "changed")
     print(
         f"cycles {options.cycles}, records {records}, "
-        + ", ".join(f"{name} {total[name]}" for name in names),
+        + ", ".join(f"{name} {total[name]}" for name in names)
+        + f", no target {missed}",
         flush=True,
     )
-    return 0 if not any(total[name] for name in names) else 1
+    return 0 if not any(total[name] for name in names) and not missed else 1
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ their own) or was orphaned when its parent was killed.
 The process tree of ``torchcts-run`` (``python -m torchcts_runner.cli``) is::
 
     torchcts_runner.cli              the CLI, session leader
-      python -m pytest ...           the xdist controller: the only journal writer
+      python -m torchcts_runner.pytest_process ...   pytest, the xdist controller: the
+                                     only journal writer (the CLI's `PYTEST_PROCESS`)
         python -u -c 'import sys;exec(eval(sys.stdin.readline()))'   an xdist worker
         python -m torchcts_runner.probes ...                         start-up probes
 
@@ -26,6 +27,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from torchcts_runner.cli import PYTEST_PROCESS
 
 TAG_ENV = "TORCHCTS_SOAK_TAG"
 WORKER_MARK = "sys.stdin.readline"  # execnet's popen bootstrap
@@ -108,11 +111,16 @@ def tagged(tag: str) -> list[int]:
 
 
 def controller(run: Run) -> int | None:
-    """The pytest controller, the CLI's ``python -m pytest`` child."""
+    """The pytest controller: the CLI's child that runs `PYTEST_PROCESS`."""
     for pid in children(run.proc.pid):
-        if " -m pytest " in f" {command_line(pid)} ":
+        if is_controller(command_line(pid)):
             return pid
     return None
+
+
+def is_controller(command: str) -> bool:
+    """Is `command` (a command line joined by spaces) the CLI's pytest process?"""
+    return f" -m {PYTEST_PROCESS} " in f" {command} "
 
 
 def workers(run: Run) -> list[int]:
