@@ -1,7 +1,7 @@
 """``nox -s soak``: interrupt faulty simdev runs at random moments, resume them, and
 check that each resumed result is the uninterrupted one, case for case.
 
-One uninterrupted run of a fixed selection (58 cases of six ops at level 2,
+One uninterrupted run of a fixed selection (120 cases of six ops at level 2,
 under a fault profile of deterministic faults) is the reference. Each cycle then starts
 the same run in a fresh results directory and, at a random moment between its first
 case start and near the end, SIGKILLs the pytest controller, SIGKILLs one xdist worker,
@@ -38,7 +38,7 @@ from soak_compare import Comparison, Outcome, compare, outcome_of
 from torchcts_schema import ArtifactError, load_result
 
 ROOT = Path(__file__).resolve().parents[1]
-# a few ops at level 2 in two dtypes: 58 cases, each fault below hits some of them
+# a few ops at level 2 in two dtypes: 120 cases, each fault below hits some of them
 SELECTION = [
     *("--level", "2", "--dtype", "float32", "--dtype", "int64"),
     *(f"--op={op}" for op in ("exp", "neg", "bmm", "sin", "where", "abs")),
@@ -200,12 +200,15 @@ def _run_ended(results: Path) -> bool:
 
 
 def outcomes(results: Path) -> dict[str, Outcome]:
-    """Case id -> outcome of every record the results directory holds."""
+    """Case id -> outcome of every record the results directory holds, and
+    ``outside:<reason>`` -> its count for the cases outside the selection, which a
+    run counts by reason instead of recording (a lost or changed count is then a
+    lost or changed entry like a record's)."""
     try:
         artifact = load_result(run_dir(results))
     except ArtifactError:
         return {}
-    return {
+    found = {
         r.case_id: outcome_of(
             r.status.value,
             r.crash.kind.value if r.crash else None,
@@ -213,6 +216,9 @@ def outcomes(results: Path) -> dict[str, Outcome]:
         )
         for r in artifact.records
     }
+    for reason, count in artifact.metadata.outside.items():
+        found[f"outside:{reason}"] = outcome_of("not_run", not_run_reason=f"{count}")
+    return found
 
 
 def _interrupt(run: procs.Run, action: str, rng: random.Random) -> str | None:

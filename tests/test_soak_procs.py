@@ -1,6 +1,7 @@
 """The soak finds what it interrupts (bench/soak_procs.py): in a real two-worker run,
 its "controller" is the process that holds the run's journal open (the only journal
-writer) and its "workers" are that process's xdist workers.
+writer) and its "workers" are that process's xdist workers. And it compares what a
+subset run keeps of the cases outside its selection (counts by reason).
 
 The soak's kill-controller and kill-worker cycles are only as good as this lookup:
 when torchcts-run started running pytest as ``-m torchcts_runner.pytest_process`` the
@@ -24,10 +25,10 @@ pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load() -> ModuleType:
+def _load(name: str) -> ModuleType:
     # bench/ is not a package and not on the test pythonpath: load the module by path
-    path = ROOT / "bench" / "soak_procs.py"
-    spec = importlib.util.spec_from_file_location("soak_procs", path)
+    path = ROOT / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
@@ -35,7 +36,9 @@ def _load() -> ModuleType:
     return module
 
 
-procs = _load()
+procs = _load("soak_procs")
+_load("soak_compare")  # soak.py imports its siblings by name
+soak = _load("soak")
 
 
 def _holds_open(pid: int, suffix: str) -> bool:
@@ -87,3 +90,10 @@ def test_the_soak_finds_the_journal_writer_and_its_workers(tmp_path: Path) -> No
         assert procs.wait_exit(run, 240) == 0, log
     finally:
         procs.end(run)
+    # what the soak compares of this run: its records, and the counts of the cases
+    # outside its selection, which a subset run keeps instead of records
+    entries = soak.outcomes(tmp_path / "results")
+    outside = {k: v for k, v in entries.items() if k.startswith("outside:")}
+    assert set(outside) == {"outside:level_filtered", "outside:filtered_by_selection"}
+    assert all(v.status == "not_run" and int(v.detail) > 0 for v in outside.values())
+    assert len(entries) - len(outside) > 0
