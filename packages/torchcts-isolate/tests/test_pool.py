@@ -94,6 +94,24 @@ def test_spare_comes_with_the_first_loss(
         assert pool.replaced == 2 and len(pool.pids()) == 2
 
 
+def test_no_spare_is_started_when_no_payload_is_expected(
+    entry_env: dict[str, str], gone: Callable[[int], bool]
+) -> None:
+    """more=False (the caller's last payload): a loss brings its replacement but not
+    the spare; the first payload that expects more brings the spare then."""
+    with WarmPool("isolate_entries:echo", env=entry_env, spares_after_loss=1) as pool:
+        first = pool.run({}, timeout_s=20, heartbeat_s=10, more=False).result
+        assert first is not None and len(pool.pids()) == 1
+        os.kill(first["pid"], signal.SIGKILL)
+        assert gone(first["pid"])
+        last = pool.run({}, timeout_s=20, heartbeat_s=10, more=False).result
+        assert last is not None and last["pid"] != first["pid"]
+        assert pool.replaced == 1 and pool.pids() == [last["pid"]]
+        again = pool.run({}, timeout_s=20, heartbeat_s=10).result
+        assert again is not None and again["pid"] == last["pid"]
+        assert len(pool.pids()) == 2  # the spare, from the first loss on
+
+
 def test_hung_child_is_replaced_and_next_case_runs(entry_env: dict[str, str]) -> None:
     """A hang in one case does not poison the next one."""
     with WarmPool("isolate_entries:native_hang", env=entry_env) as pool:

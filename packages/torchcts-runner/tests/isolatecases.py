@@ -27,6 +27,10 @@ from fakecases import (  # noqa: F401 - the case-source contract, re-exported
 )
 
 CHILDREN_LOG = "ISOLATECASES_CHILDREN_AT_SELECT"  # a file: isolation children seen
+STARTS_LOG = "ISOLATECASES_CHILD_STARTS"  # a file: a line per isolation child started
+if os.environ.get(STARTS_LOG) and Path(sys.argv[0]).name == "child.py":
+    with open(os.environ[STARTS_LOG], "a", encoding="utf-8") as _log:
+        _log.write(f"{os.getpid()}\n")  # the child preloads this source at its start
 
 
 def select_cases(manifest: Any, selection: Selection) -> SelectedCases:

@@ -108,6 +108,32 @@ def test_isolate_all_survives_every_crash(pytester: pytest.Pytester) -> None:
     assert "in run_on" in str(crash_file(pytester, got["gilhang"])["traceback"])
 
 
+@pytest.mark.parametrize(("ops", "started"), [(["segv"], 2), (["segv", "ok"], 3)])
+def test_a_crash_with_no_case_after_it_starts_no_spare_child(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    ops: list[str],
+    started: int,
+) -> None:
+    """After an isolated crash the pool starts a replacement (it builds the crash
+    file's repro script) and, for the cases still to come, a spare; after the last
+    case there are none to come, so no spare takes the cores from the replacement."""
+    write_manifest(pytester, ops)
+    log = pytester.path / "starts.txt"
+    monkeypatch.setenv("ISOLATECASES_CHILD_STARTS", str(log))
+    result = run(pytester, "--isolate", "all")
+    assert result.ret == 1, result.stdout.str()
+    got = by_op(pytester)
+    assert got["segv"].status is Status.CRASHED
+    script = crash_file(pytester, got["segv"])["repro_script"]
+    assert script == "# repro of fake/segv/forward/float32/0 on cpu\n# child.py\n"
+    assert len(log.read_text(encoding="utf-8").split()) == started
+    journal = next((pytester.path / "results").glob("*_journal.jsonl")).read_text()
+    ran = [json.loads(line)["record"]["op"] for line in journal.splitlines()
+           if line.startswith('{"type":"case"')]  # fmt: skip
+    assert ran == ops  # the crash is the last case only in the first run
+
+
 @pytest.mark.parametrize("isolate", ["none", "all"])
 def test_memory_limit_covers_the_device_run_alone(
     pytester: pytest.Pytester, isolate: str

@@ -113,8 +113,16 @@ class WarmPool:
         timeout_s: float,
         heartbeat_s: float | None,
         memory_mb: int | None = None,
+        more: bool = True,
     ) -> IsolatedOutcome:
-        """Run one payload in a warm child; ``memory_mb`` overrides the pool's."""
+        """Run one payload in a warm child; ``memory_mb`` overrides the pool's.
+
+        ``more=False``: the caller expects no payload after this one but what it
+        needs to finish it (the last case, then its crash file's repro script), so
+        the pool keeps no spare ready: it starts at most one child where it would
+        fill up to its size. A spare warming up then only took the cores from the
+        child the caller is waiting for (a crashed last case's repro script).
+        """
         if self._closed:
             raise RuntimeError("WarmPool is closed")
         memory_mb = memory_mb if memory_mb is not None else self.memory_mb
@@ -128,14 +136,15 @@ class WarmPool:
                 entry_caps_memory=self.entry_caps_memory,
             )
 
-        child = self._take()
+        wanted = None if more else 1
+        child = self._take(wanted)
         outcome = attempt(child)
         if _died_before_taking(child, outcome):
             # lost while idle, and seen only now (a killed child's other threads
             # still exiting when `_take` looked): the death is not the payload's,
             # which goes to a fresh child, once
             self._discard_lost(child)
-            child = self._take()
+            child = self._take(wanted)
             outcome = attempt(child)
         healthy = outcome.result is not None and child.proc.poll() is None
         if healthy and self.retire is not None and self.retire(outcome.result):
@@ -145,7 +154,7 @@ class WarmPool:
             self._children.remove(child)
             if not healthy:
                 self._lost()
-            self._fill()  # the replacement imports while the caller records this case
+            self._fill(wanted)  # the replacement imports while the caller records
             child.close(graceful=healthy)
         return outcome
 
@@ -164,11 +173,12 @@ class WarmPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _take(self) -> Child:
-        """A live child; children that died while idle are replaced first."""
+    def _take(self, wanted: int | None = None) -> Child:
+        """A live child; children that died while idle are replaced first (up to
+        `wanted` children held, the pool's size when None)."""
         for child in [c for c in self._children if c.proc.poll() is not None]:
             self._discard_lost(child)
-        self._fill()
+        self._fill(wanted)
         return self._children[0]
 
     def _discard_lost(self, child: Child) -> None:
@@ -183,8 +193,10 @@ class WarmPool:
         self.size += self._spares_after_loss
         self._spares_after_loss = 0
 
-    def _fill(self) -> None:
-        while len(self._children) < self.size:
+    def _fill(self, wanted: int | None = None) -> None:
+        """Start children until the pool holds its size (or `wanted`, if fewer)."""
+        target = self.size if wanted is None else min(wanted, self.size)
+        while len(self._children) < target:
             self._children.append(
                 Child(
                     self.entry,

@@ -369,7 +369,10 @@ class ExecutorRole:
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Any:
         """After a case with no next one known (the last, or an xdist worker about to
-        wait for work), nothing may end this process: release the GIL-hang backstop."""
+        wait for work), nothing may end this process: release the GIL-hang backstop.
+        The isolation policy is told whether a case follows (its pool's spares)."""
+        if self._policy is not None:
+            self._policy.last_case = nextitem is None
         try:
             return (yield)
         finally:

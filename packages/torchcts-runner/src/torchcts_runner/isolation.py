@@ -122,6 +122,9 @@ class IsolationPolicy:
         self.recorder: CrashRecorder | None = None  # set by the process's executor
         self.forced: str | None = None  # isolate every in-process case, saying why
         self.device_unusable = False  # the device fails its probe in a fresh process
+        # no case follows the one running now (its executor knows pytest's next item):
+        # the pool then keeps no spare child warming beside the one it finishes with
+        self.last_case = False
         self._surfaces_read: threading.Thread | None = None  # see `run`
         if requested != "none" and options and options.get("results_dir"):
             scratch = scratch_dir(
@@ -245,6 +248,7 @@ class IsolationPolicy:
             # own stage-two watchdog would end itself with a bare exit status
             timeout_s=limit + max(0.5, grace_for(limit) / 2),
             heartbeat_s=heartbeat,
+            more=not self.last_case,
         )
         return self.record_of_outcome(spec, outcome, mode)
 
@@ -368,7 +372,9 @@ class IsolationPolicy:
             "device": str(self.options.get("device")),
         }
         timeout = float(self.options.get("timeout_s") or 300)
-        outcome = self._pool.run(payload, timeout_s=timeout, heartbeat_s=None)
+        outcome = self._pool.run(
+            payload, timeout_s=timeout, heartbeat_s=None, more=not self.last_case
+        )
         script = outcome.result.get("script") if outcome.result else None
         return script if isinstance(script, str) else None
 
@@ -415,7 +421,9 @@ class IsolationPolicy:
             self.start_pool()
         assert self._pool is not None
         payload = {"kind": PROBES_KIND, "manifest": manifest, "device": device}
-        outcome = self._pool.run(payload, timeout_s=timeout_s, heartbeat_s=None)
+        outcome = self._pool.run(
+            payload, timeout_s=timeout_s, heartbeat_s=None, more=not self.last_case
+        )
         rows = outcome.result.get("probe_rows") if outcome.result else None
         return list(rows) if isinstance(rows, list) else outcome.detail
 
