@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from runner_helpers import journal_records, run_args, use_fake_source, write_manifest
 from torchcts_isolate import Ledger, LedgerRule
+from torchcts_runner.casesource import surfaces_or_none
 from torchcts_runner.child_entry import run_case
 from torchcts_runner.known_crash_match import KnownCrashMatcher
 from torchcts_schema import (
@@ -169,3 +170,16 @@ def test_an_isolation_child_leaves_the_surfaces_to_its_parent(
     )  # fmt: skip
     assert record["status"] == "passed"
     assert "surfaces" not in record.get("extra", {})
+
+
+def test_a_lookup_that_raises_leaves_a_crash_record_without_surfaces() -> None:
+    """Records made outside a case's own run (a crash seen by another process) take
+    the surfaces as evidence on top: a lookup that raises gives none, not an error."""
+
+    def broken(spec: object) -> list[str]:
+        raise RuntimeError("trace unreadable")
+
+    assert surfaces_or_none(lambda spec: ["aten::add.Tensor"], object()) == (
+        "aten::add.Tensor",
+    )
+    assert surfaces_or_none(broken, object()) == ()

@@ -208,6 +208,18 @@ def with_surfaces(extra: dict[str, Any], surfaces: Sequence[str]) -> dict[str, A
     return {**extra, "surfaces": list(surfaces)} if surfaces else dict(extra)
 
 
+def surfaces_or_none(
+    lookup: Callable[[Any], Sequence[str]], spec: Any
+) -> tuple[str, ...]:
+    """`lookup(spec)` for a record made outside the case's own run (a crash seen by
+    another process): the surfaces are evidence on top of that record, so a lookup
+    that raises leaves it without them rather than losing the record."""
+    try:
+        return tuple(lookup(spec))
+    except Exception:
+        return ()
+
+
 def surfaces_from(name: str | None) -> Callable[[Any], tuple[str, ...]]:
     """`CaseSource.surfaces` of the case source `name` (default: the default one),
     loaded at the first call; a source that cannot load leaves declared surfaces."""

@@ -31,7 +31,7 @@ from torchcts_schema import (
 
 from torchcts_runner import __version__
 from torchcts_runner.case_evidence import write_repro
-from torchcts_runner.casesource import CaseSource, with_surfaces
+from torchcts_runner.casesource import CaseSource, surfaces_or_none, with_surfaces
 from torchcts_runner.crash_evidence import environment_summary
 from torchcts_runner.metadata import torch_version, usable_path
 from torchcts_runner.runlog import runlog_path, tail_lines
@@ -80,10 +80,7 @@ class CrashRecorder:
         spec = self._spec(case_id)
         source = self.source
         if spec is not None and source is not None:
-            try:
-                surfaces = source.surfaces(spec)
-            except Exception:  # evidence on top: the record stays without it
-                surfaces = ()
+            surfaces = surfaces_or_none(source.surfaces, spec)
             fields["extra"] = with_surfaces(fields.get("extra") or {}, surfaces)
         return record_for(spec, case_id, **fields)
 

@@ -56,7 +56,7 @@ from torchcts_schema import (
     slug,
 )
 
-from torchcts_runner.casesource import surfaces_from, with_surfaces
+from torchcts_runner.casesource import surfaces_from, surfaces_or_none, with_surfaces
 from torchcts_runner.child_entry import REPRO_KIND
 from torchcts_runner.crash_evidence import scratch_dir
 from torchcts_runner.crash_recorder import CrashRecorder
@@ -314,10 +314,7 @@ class IsolationPolicy:
         reading = self._surfaces_read
         if reading is not None and reading is not threading.current_thread():
             reading.join()
-        try:
-            return self.surfaces(spec)
-        except Exception:  # evidence on top of the record: it stays without them
-            return ()
+        return surfaces_or_none(self.surfaces, spec)
 
     def _harness_error(
         self,
