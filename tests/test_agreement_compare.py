@@ -3,25 +3,11 @@ case for case."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from script_module import load_script
 
-def _load() -> ModuleType:
-    # bench/ is not a package and not on the test pythonpath: load the module by path
-    path = Path(__file__).resolve().parents[1] / "bench" / "agreement_compare.py"
-    spec = importlib.util.spec_from_file_location("agreement_compare", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-ac = _load()
+ac = load_script("bench/agreement_compare.py")
 NAMES = ("cpu", "simdev")
 
 

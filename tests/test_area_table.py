@@ -3,21 +3,13 @@ and the tool that rewrites it keeps the hand-written cells and names a missing r
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
+from script_module import load_script
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "area_table", ROOT / "tools" / "area_table.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tools/area_table.py")
 
 
 def test_the_readmes_areas_tables_are_current() -> None:

@@ -3,21 +3,13 @@ torch, and the tool that rewrites them touches only its marked block."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
+from script_module import load_script
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "coverage_table", ROOT / "tools" / "coverage_table.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tools/coverage_table.py")
 
 
 def test_the_readmes_coverage_figures_are_current() -> None:

@@ -9,7 +9,6 @@ The end-to-end test is two real runs of the runner in process (a tiny selection:
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from types import ModuleType
 
 import pytest
 from e2e_env import without_torchcts_env
+from script_module import load_script
 from torchcts_evidence import verify_archive
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,14 +26,7 @@ SCRIPT = ROOT / "tools" / "gpu-check.sh"
 
 
 def _check_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gpu_check", SCRIPT.with_name("gpu_check.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gpu_check", module)  # its dataclasses look it up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tools/gpu_check.py")
 
 
 def _script(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

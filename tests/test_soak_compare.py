@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from script_module import load_script
 
-def _load() -> ModuleType:
-    # bench/ is not a package and not on the test pythonpath: load the module by path
-    path = Path(__file__).resolve().parents[1] / "bench" / "soak_compare.py"
-    spec = importlib.util.spec_from_file_location("soak_compare", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-soak = _load()
+soak = load_script("bench/soak_compare.py")
 Outcome = soak.Outcome
 PASSED = Outcome("passed")
 SEGV = soak.outcome_of("crashed", crash_kind="signal")

@@ -11,34 +11,22 @@ soak's last line still read as a pass. One simdev run on two workers (about 15 s
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from e2e_env import without_torchcts_env
+from script_module import load_script
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load(name: str) -> ModuleType:
-    # bench/ is not a package and not on the test pythonpath: load the module by path
-    path = ROOT / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-procs = _load("soak_procs")
-_load("soak_compare")  # soak.py imports its siblings by name
-soak = _load("soak")
+procs = load_script("bench/soak_procs.py")
+load_script("bench/soak_compare.py")  # soak.py imports its siblings by name
+soak = load_script("bench/soak.py")
 
 
 def _holds_open(pid: int, suffix: str) -> bool:
