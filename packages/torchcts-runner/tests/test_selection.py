@@ -45,6 +45,22 @@ def test_node_ids_k_and_dtype_select_and_account(
 
 
 @pytest.mark.parametrize("workers", [0, 2])
+def test_a_k_selection_completes(pytester: pytest.Pytester, workers: int) -> None:
+    """The cases -k deselects are counted outside the run, so the run is complete
+    without their records: nothing is left for --resume (it was "run incomplete: 2
+    planned case(s) without a record", and torchcts-run exited 3)."""
+    write_manifest(pytester, ["ok", "wrong", "slow"])
+    result = pytester.runpytest_subprocess(*run_args("-k", "ok", workers=workers))
+    assert result.ret == 0, result.stdout.str()
+    (folder,) = (pytester.path / "results" / "selections").iterdir()
+    assert set(artifact_records(folder)) == {"fake/ok/forward/float32/0"}
+    metadata = load_result(folder).metadata
+    assert metadata.outside == {NotRunReason.FILTERED_BY_SELECTION.value: 2}
+    assert metadata.completed_normally
+    result.stdout.no_fnmatch_line("*incomplete*")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
 def test_unknown_node_id_is_a_usage_error(
     pytester: pytest.Pytester, workers: int
 ) -> None:

@@ -55,6 +55,7 @@ class ControllerEnd:
     memory: MemoryTally
     started: bool
     plan: CasePlan | None
+    deselected: frozenset[str]
     local_executor: Any
     in_flight: dict[str, str]
     progress: Progress | None
@@ -131,7 +132,8 @@ class ControllerEnd:
         if self.progress is not None:
             self.progress.close()
         self.crashes.wait_for_repros()
-        expected = self.plan.planned_ids if self.plan is not None else []
+        planned = self.plan.planned_ids if self.plan is not None else []
+        expected = [c for c in planned if c not in self.deselected]
         name = signal_label(signum)
         if self.local_executor is not None:
             self.memory.add("main", self.local_executor.memory_stats())

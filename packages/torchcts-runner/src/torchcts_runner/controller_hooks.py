@@ -106,6 +106,7 @@ class ControllerRole(ControllerEnd):
         self.progress: Progress | None = None
         self.summary_lines: list[str] = []
         self._accounted = False
+        self.deselected: frozenset[str] = frozenset()  # counted outside, not expected
         self.background = BackgroundPlan(self._compute_plan)
         self.workers: WorkerChoice | None = None  # how the cases run, and why
         self.probes: ProbePhase | None = None
@@ -289,12 +290,16 @@ class ControllerRole(ControllerEnd):
             self.progress.total = len(collected)
         done = self.done
         outside = self.plan.outside
+        deselected = set()
         for spec in self.plan.planned:
             if spec.case_id in collected or spec.case_id in done:
                 continue
             # counted by reason, as selection counts what lies outside the level
             reason = NotRunReason.FILTERED_BY_SELECTION
             count_outside(outside, spec.suite, spec.op, spec.dtype, reason)
+            deselected.add(spec.case_id)
+        # a counted case is accounted for: the run is complete without its record
+        self.deselected = frozenset(deselected)
         self.controller.set_outside(self.plan.outside_by_reason())
 
     # -- during the run -----------------------------------------------------------------
