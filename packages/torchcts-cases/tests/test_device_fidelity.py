@@ -119,6 +119,37 @@ def test_opinfo_cpu_tensors_are_found_by_building_the_sample_for_meta(
     assert ("addcdiv", "forward", "torch.float32") in cpu_pinned_module._FAILED
 
 
+def test_the_meta_probe_is_input_preparation_not_the_devices_stage(
+    manifest: Manifest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which tensors stay on the CPU is found while the inputs are prepared (the
+    reference's stage), so its time (a first meta pass imported 1-2 s of PyTorch
+    inside a device stage's limit) and a failure of it are the harness's: the run
+    stage calls only the device."""
+    calls: list[str] = []
+
+    def probe(*args: object) -> None:
+        calls.append("probe")
+        raise RuntimeError("meta pass broke")
+
+    monkeypatch.setattr(cpu_pinned_module.opinfo_source, "nth_item_on", probe)
+    case = prepare(get_case("opinfo/tensor_split/forward/int32/0"), manifest)
+    with pytest.raises(RuntimeError, match="meta pass broke"):
+        case.reference()  # the prepare stage: a harness error, never the device's
+    assert calls == ["probe"]
+
+    monkeypatch.undo()
+    case = prepare(get_case("opinfo/tensor_split/forward/int32/0"), manifest)
+    expected = case.reference()
+    found = cpu_pinned_module.cpu_pinned
+    monkeypatch.setattr(
+        "torchcts_cases.opinfo_case.cpu_pinned",
+        lambda *a: calls.append("again") or found(*a),
+    )
+    assert case.judge(expected, case.run_on("simdev")).ok
+    assert calls == ["probe"]  # found once, before the device's stage
+
+
 @pytest.mark.parametrize(
     "case_id",
     [
