@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from torchcts_runner import timeouts
@@ -132,3 +133,37 @@ def test_forget_and_release(monkeypatch: pytest.MonkeyPatch) -> None:
     backstop.release()
     backstop.release()
     assert clock.cancels == 1
+
+
+def test_a_limit_reached_inside_an_import_waits_for_the_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case whose limit passes while it imports a module (a first call importing
+    seconds of PyTorch) times out once the import is done: raised inside, the
+    exception would leave the module half initialised for every later case."""
+    (tmp_path / "slow_to_import.py").write_text(
+        "import time\n"
+        "end = time.monotonic() + 0.6\n"
+        "while time.monotonic() < end:\n"
+        "    pass\n"
+        "COMPLETE = True\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_to_import", raising=False)
+    began = time.monotonic()
+    with pytest.raises(timeouts.CaseTimeout), case_deadline(0.2, lambda: None):
+        import slow_to_import  # noqa: F401
+
+        while True:  # the case goes on after the import, past its limit
+            pass
+    assert sys.modules["slow_to_import"].COMPLETE
+    assert 0.6 <= time.monotonic() - began < 5.0
+    monkeypatch.delitem(sys.modules, "slow_to_import")
+
+
+def test_importing_tells_an_import_from_the_scripts_own_top_level() -> None:
+    """Only the import system's frames count: this test runs under pytest's
+    `<module>` frames, which are not an import."""
+    assert not timeouts.importing(sys._getframe())
+    assert not timeouts.importing(None)

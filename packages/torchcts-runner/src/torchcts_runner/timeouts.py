@@ -4,7 +4,9 @@ Stage one (at the limit) raises `CaseTimeout` in the main thread through SIGALRM
 stops a case stuck in Python code and the process carries on. Stage two (the limit plus
 a grace period) is a watchdog thread for a hang Python signals cannot interrupt (native
 code): it calls the process's `on_hard_timeout` callback, which leaves evidence, and
-then ends the process, exactly as pytest-timeout's thread method would.
+then ends the process, exactly as pytest-timeout's thread method would. A limit
+reached while the case imports a module raises once the import is done, so no module
+is left half initialised for the process's later cases.
 """
 
 from __future__ import annotations
@@ -35,6 +37,18 @@ def grace_for(limit_s: float) -> float:
     return min(10.0, max(1.0, 0.25 * limit_s))
 
 
+def importing(frame: FrameType | None) -> bool:
+    """Is `frame` (where the main thread was interrupted) inside an import? The
+    import system's frames (finding, loading, running a module's top level) are
+    importlib's frozen bootstrap; a script's own top level is not an import."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+IMPORT_TICK_S = 0.05  # how often a limit reached inside an import looks again
 BACKSTOP_S = 2.0  # after the watchdog: faulthandler's C thread, which needs no GIL
 _NEVER = float("inf")
 Armed = tuple[float, Callable[[], None]]
@@ -179,6 +193,13 @@ def case_deadline(
     if in_main:
 
         def _alarm(signum: int, frame: FrameType | None) -> None:
+            if importing(frame):
+                # raised here, the exception would leave a module half initialised
+                # (removed from sys.modules, its submodules kept) and break every
+                # later case that needs it: let the import finish, then raise; the
+                # watchdog still ends an import stuck past the hard deadline
+                signal.setitimer(signal.ITIMER_REAL, IMPORT_TICK_S)
+                return
             raise CaseTimeout(limit_s)
 
         previous = signal.signal(signal.SIGALRM, _alarm)
@@ -205,4 +226,5 @@ __all__ = [
     "CaseTimeout",
     "case_deadline",
     "grace_for",
+    "importing",
 ]
