@@ -216,3 +216,24 @@ def test_printed_command_keeps_a_route_to_paths_outside_the_working_directory(
         "torchcts::opinfo/add/forward",
     ]  # fmt: skip
     assert str(tmp_path) not in command
+
+
+def test_an_argument_that_is_not_utf8_is_one_usage_line(tmp_path: Path) -> None:
+    """A results path (or node id) whose bytes are not UTF-8 reaches Python with
+    surrogates that no artifact, archive or xdist channel can carry: refused before
+    anything runs (it was 66 INTERNALERROR lines on workers, a traceback in
+    archiving), with nothing created."""
+    manifest = tmp_path / "m.py"
+    manifest.write_text('DEVICE = "cpu"\nOPS = {"include": ["ok"]}\n')
+    bad = os.fsencode(tmp_path) + b"/res\xffults"
+    command = [os.fsencode(sys.executable), b"-m", b"torchcts_runner.cli",
+               b"--manifest", b"m.py", b"--results", bad]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.splitlines() == [
+        f"torchcts-run: error: {tmp_path}/res\\udcffults is not valid UTF-8: use a "
+        "path or id that is"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]

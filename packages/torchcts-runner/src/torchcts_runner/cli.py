@@ -246,6 +246,19 @@ def _xdist_workers(path: Path) -> int:
     return workers_for(manifest.device, available_cores(), int(cap) if cap else None)
 
 
+def not_utf8(arguments: list[str]) -> str | None:
+    """The problem with the first argument that is not valid UTF-8 (a path's bytes
+    the OS gave as they are). Every artifact and the xdist channel are UTF-8: such a
+    path or node id is refused here, in one line, not deep in a run or an archive."""
+    for argument in arguments:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = argument.encode("utf-8", "backslashreplace").decode("utf-8")
+            return f"{shown} is not valid UTF-8: use a path or id that is"
+    return None
+
+
 def _usage(message: str) -> int:
     from torchcts_schema import for_terminal
 
@@ -338,6 +351,9 @@ def _prepare(
     unknown = fail_on - {*NOT_PASSED, "passed", "not_run", "skipped"}
     if unknown:
         return usage(f"--fail-on: unknown status {sorted(unknown)[0]!r}")
+    unreadable = not_utf8([str(manifest), str(options.results), *passthrough])
+    if unreadable is not None:
+        return usage(unreadable)
     args = build_pytest_args(
         manifest,
         options.workers,
