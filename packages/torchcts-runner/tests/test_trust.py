@@ -267,6 +267,29 @@ def test_resume_refuses_a_journal_of_another_run(pytester: pytest.Pytester) -> N
     assert status["case_timeout_s"] == 1
 
 
+def test_resume_refuses_a_journal_recording_a_case_it_does_not_plan(
+    pytester: pytest.Pytester,
+) -> None:
+    """A journal line of a case this run does not plan (an edited journal, or a
+    manifest changed since) would pass into the result unrun: refused in one line
+    naming it, nothing run or written."""
+    write_manifest(pytester, ["ok", "gilhang"], RESOURCE_LIMITS={"case_timeout_s": 1})
+    pytester.runpytest_subprocess(*run_args())  # ends abnormally in the hang
+    (journal,) = (pytester.path / "results").glob("*_journal.jsonl")
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    (at,) = [i for i, line in enumerate(lines) if "fake/ok/forward/float32/0" in line]
+    lines[at] = lines[at].replace("fake/ok/", "fake/<b>foreign</b>/")
+    journal.write_text("".join(lines), encoding="utf-8")
+    before = journal.read_bytes()
+    refused = pytester.runpytest_subprocess(*run_args("--resume"))
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(
+        ["*--resume: the journal records 1 case(s) this run does not plan (first: "
+         "fake/<b>foreign</b>/forward/float32/0)*"]
+    )  # fmt: skip
+    assert journal.read_bytes() == before
+
+
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> object:
     """A 2 MiB tmpfs (root only); skipped, saying why, where mounting is refused."""

@@ -32,6 +32,7 @@ from torchcts_schema import (
     Status,
     case_id_for_node,
     count_outside,
+    for_terminal,
     make_run_key,
 )
 
@@ -150,6 +151,23 @@ class ControllerRole(ControllerEnd):
                 )
         return self._prior
 
+    def _check_prior_fits(self, plan: CasePlan) -> None:
+        """A resumed journal records only cases this run plans (or records as not
+        run): a record of any other case would pass into the result unrun. It means
+        the journal was edited, or the manifest or selection changed since."""
+        prior = self.prior()
+        if prior is None:
+            return
+        known = {*plan.planned_ids, *(r.case_id for r in plan.not_run)}
+        foreign = sorted(set(prior.records) - known)
+        if foreign:
+            raise pytest.UsageError(
+                f"--resume: the journal records {len(foreign)} case(s) this run does "
+                f"not plan (first: {for_terminal(foreign[0], keep_newlines=False)}): "
+                "it was edited, or the manifest or selection changed since; start a "
+                "fresh run in another --results"
+            )
+
     @property
     def done(self) -> frozenset[str]:
         """Cases a resumed run does not run again (recorded, or crashed in the
@@ -240,6 +258,7 @@ class ControllerRole(ControllerEnd):
             return
         self.session = session
         self.plan = self._plan()
+        self._check_prior_fits(self.plan)
         nothing = (
             not session.items
             if self.local_executor is not None
