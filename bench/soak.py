@@ -14,7 +14,8 @@ the final result with the reference (`soak_compare`). The last line is
 status is 0 when L, D, I, C and T are all 0, else 1 (2 when the reference itself
 failed).
 
-``python bench/soak.py [--cycles 10] [--seed 1] [--keep]``; see bench/README.md.
+``python bench/soak.py [--cycles 10] [--seed 1] [--workers 2|auto] [--keep]``; see
+bench/README.md.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class ReferenceFailed(Exception):
 class Soak:
     """The temporary tree, the command, and every run started (to end them all)."""
 
-    def __init__(self, root: Path, workers: int) -> None:
+    def __init__(self, root: Path, workers: str) -> None:
         self.root = root
         self.runs: list[procs.Run] = []
         self.manifest = root / "manifest.py"
@@ -93,15 +94,19 @@ class Soak:
         profile.write_text(json.dumps(PROFILE, indent=1), encoding="utf-8")
         self.env = {**os.environ, "TORCHCTS_SIMDEV_PROFILE": str(profile)}
         self.env.pop("PYTEST_ADDOPTS", None)
-        self.workers = workers
+        self.workers = workers  # "auto": no -n, the runner chooses by the work
 
     def command(self, results: Path, *extra: str) -> list[str]:
         """The torchcts-run command line of one run (or resume) into `results`."""
         return [
             sys.executable, "-m", "torchcts_runner.cli", "--manifest", str(self.manifest),
-            "--results", str(results), *SELECTION, "-n", str(self.workers), "--quiet",
+            "--results", str(results), *SELECTION, *self.workers_option(), "--quiet",
             *extra,
         ]  # fmt: skip
+
+    def workers_option(self) -> list[str]:
+        """``-n N``; none for "auto" (in process, on workers after a lost process)."""
+        return [] if self.workers == "auto" else ["-n", self.workers]
 
     def start(self, results: Path, *extra: str) -> procs.Run:
         """Start a run (cwd: the temp root, away from the repository's pytest config)."""
@@ -221,9 +226,13 @@ def outcomes(results: Path) -> dict[str, Outcome]:
     return found
 
 
-def _interrupt(run: procs.Run, action: str, rng: random.Random) -> str | None:
+def _interrupt(
+    run: procs.Run, action: str, rng: random.Random, *, in_process: bool = False
+) -> str | None:
     """Do `action` now; returns what was done (a worker may be between restarts),
-    or None when no process to interrupt was found within 5 s while the run lived."""
+    or None when no process to interrupt was found within 5 s while the run lived.
+    `in_process`: the run may execute cases in its pytest process, so a kill-worker
+    finding no worker kills that process (the one executing cases) instead."""
     if action == "sigint":
         procs.signal_group(run, signal.SIGINT)
         return "sigint to the group"
@@ -240,6 +249,10 @@ def _interrupt(run: procs.Run, action: str, rng: random.Random) -> str | None:
                 pid = rng.choice(alive)
                 procs.kill(pid)
                 return f"sigkill worker {pid} (of {len(alive)})"
+            pid = procs.controller(run) if in_process else None
+            if pid is not None:
+                procs.kill(pid)
+                return f"sigkill in-process executor {pid}"
         time.sleep(procs.POLL_S)
     return None
 
@@ -300,7 +313,7 @@ def cycle(
             what = f"{action} planned at +{delay:.1f}s: the run ended first"
         else:
             recorded = _executed_lines(results)
-            done = _interrupt(run, action, rng)
+            done = _interrupt(run, action, rng, in_process=soak.workers == "auto")
             missed = done is None and not run.ended()
             if done is None:
                 done = f"{action}: NO TARGET FOUND" if missed else f"{action}: ended"
@@ -329,12 +342,25 @@ def cycle(
     return result, missed
 
 
+def _workers(text: str) -> str:
+    """A worker count of at least 1, or "auto". With -n 0 the soak's segfault ends
+    the uninterrupted run too, so there would be no reference."""
+    if text == "auto" or (text.isdigit() and int(text) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(f"expected auto or a count >= 1, got {text!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the soak; see the module docstring."""
     parser = argparse.ArgumentParser(prog="soak", description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=10, help="interrupted runs")
     parser.add_argument("--seed", type=int, default=1, help="seeds what and when")
-    parser.add_argument("--workers", type=int, default=2, help="xdist workers (-n)")
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default="2",
+        help="xdist workers (-n N), or auto: no -n, the runner chooses by the work",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     options = parser.parse_args(argv)
     rng = random.Random(options.seed)

@@ -85,3 +85,17 @@ def test_the_soak_finds_the_journal_writer_and_its_workers(tmp_path: Path) -> No
     assert set(outside) == {"outside:level_filtered", "outside:filtered_by_selection"}
     assert all(v.status == "not_run" and int(v.detail) > 0 for v in outside.values())
     assert len(entries) - len(outside) > 0
+
+
+def test_the_soak_runs_as_a_user_does_with_workers_auto(tmp_path: Path) -> None:
+    """--workers auto gives no -n (the runner chooses by the work, as in a user's
+    run); a count gives -n; 0 is refused (its segfault would end the reference)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert "-n" not in soak.Soak(tmp_path / "a", "auto").command(tmp_path / "r")
+    command = soak.Soak(tmp_path / "b", "3").command(tmp_path / "r")
+    assert command[command.index("-n") + 1] == "3"
+    assert soak._workers("auto") == "auto"
+    for bad in ("0", "-1", "two"):
+        with pytest.raises(soak.argparse.ArgumentTypeError):
+            soak._workers(bad)
