@@ -73,6 +73,8 @@ def select_cases(manifest: Any, selection: Selection) -> SelectedCases:
     if log:  # lets tests count which processes select
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"{os.getpid()}\n")
+    if "bogus" in selection.suites:  # a selection this source refuses to make
+        raise ValueError("unknown suite 'bogus' (known: fake)")
     out = SelectedCases()
     samples = manifest.max_samples_per_op or 1
     for op in manifest.ops_include:

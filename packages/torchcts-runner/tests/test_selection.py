@@ -61,6 +61,23 @@ def test_a_k_selection_completes(pytester: pytest.Pytester, workers: int) -> Non
 
 
 @pytest.mark.parametrize("workers", [0, 2])
+def test_a_selection_the_source_cannot_make_is_a_usage_line(
+    pytester: pytest.Pytester, workers: int
+) -> None:
+    """The source's ValueError for an unknown suite (or dtype, level) is one usage
+    line, exit 4, nothing written: it was a traceback and "the run ended
+    abnormally ... continue with --resume"."""
+    write_manifest(pytester, ["ok"])
+    result = pytester.runpytest_subprocess(
+        *run_args("--torchcts-suite", "bogus", workers=workers)
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown suite 'bogus' (known: fake)*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "results").exists()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
 def test_unknown_node_id_is_a_usage_error(
     pytester: pytest.Pytester, workers: int
 ) -> None:

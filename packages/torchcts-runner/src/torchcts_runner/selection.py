@@ -182,7 +182,10 @@ def plan_cases(
     fields["op_globs"] = narrowed[2]
     if recheck is not None:
         fields["declined_only"] = True
-    selected = source.select_cases(manifest, source.selection(**fields))
+    try:
+        selected = source.select_cases(manifest, source.selection(**fields))
+    except ValueError as exc:  # the contract: a selection the source cannot make
+        raise SelectionError(str(exc)) from None
     problem = unmatched_filter(selected, op_globs, dtypes, suites)
     if problem is not None:
         raise SelectionError(problem)
