@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from evidence_builders import MANIFEST, RUN_KEY, make_project, record
-from torchcts_evidence import EvidenceError, build_archive, sha256_of
+from torchcts_evidence import EvidenceError, build_archive, sha256_of, verify_archive
 from torchcts_schema import Status
 
 
@@ -177,3 +177,22 @@ def test_template_placeholder_backend_name_is_refused(tmp_path: Path) -> None:
     make_project(tmp_path, manifest_text=text)
     with pytest.raises(EvidenceError, match="template's placeholder"):
         _build(tmp_path, tmp_path / "out")
+
+
+@pytest.mark.parametrize("odd", ["\ud800", "\udcff"])
+def test_a_lone_surrogate_in_the_command_is_archived_escaped_and_verifies(
+    tmp_path: Path, odd: str
+) -> None:
+    """A command holding a lone surrogate (a results path that is not UTF-8 reads
+    as \\udcff) is archived as its JSON escape, read back unchanged, and verified;
+    other non-ASCII text stays as UTF-8 text."""
+    command = f"torchcts-run --manifest manifests/simdev.py --results r{odd}-café"
+    make_project(tmp_path, command=command)
+    built = _build(tmp_path, tmp_path / "out")
+    with zipfile.ZipFile(built.path) as zf:
+        raw = zf.read("SUBMISSION.json")
+    assert f"\\u{ord(odd):04x}".encode() in raw
+    assert "café".encode() in raw
+    assert json.loads(raw.decode("utf-8"))["command"] == command
+    result = verify_archive(built.path)
+    assert result.ok, result.problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -201,3 +202,25 @@ def test_recorded_runtime_modifications_become_labels(tmp_path: Path) -> None:
         "PYTORCH_ENABLE_MPS_FALLBACK=0",
         "mine=1",
     ]
+
+
+def test_a_lone_surrogate_in_the_command_is_packed_and_passes_the_check(
+    tmp_path: Path,
+) -> None:
+    """A command holding a lone surrogate (a results path that is not UTF-8) packs:
+    the intent keeps it as a JSON escape, the lint check accepts the store, and
+    the run id of a command in plain text is still its UTF-8 digest."""
+    odd = "torchcts-run --results r\udcff"
+    project = make_project(tmp_path / "p", command=odd)
+    store = tmp_path / "store"
+    target, _ = pack_run(project.results, store, PackOptions(), IDENT)
+    assert "\\udcff" in target.read_text(encoding="utf-8")
+    entry = json.loads(target.read_text(encoding="utf-8").splitlines()[0])
+    assert entry["command_intent"] == odd
+    assert check_store(store, IDENT) == []
+    plain = "torchcts-run --manifest manifests/simdev.py"
+    artifact = load_result(make_project(tmp_path / "q").results)
+    text = "\n".join([artifact.metadata.run_key, artifact.metadata.started_at])
+    text += "\n" + "\n".join([artifact.metadata.manifest_digest, plain])
+    expected = "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    assert build_entries(artifact, PackOptions(), IDENT)[0]["run"] == expected

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ FILE_MODE = 0o100644
 UNIX = 3
 COMPRESS_LEVEL = 9
 EARLIEST_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+# Python holds a lone surrogate in a str (a results path that is not UTF-8 reaches the
+# recorded command as "\udcff"); UTF-8 cannot encode one, JSON can escape it
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,20 @@ def _submission(
         },
     }
     text = json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    return scrub_text(text, ident).encode("utf-8")
+    return _submission_bytes(scrub_text(text, ident))
+
+
+def _submission_bytes(text: str) -> bytes:
+    """`text` (JSON written with ``ensure_ascii=False``) as UTF-8, each lone surrogate
+    kept as its JSON escape.
+
+    Non-ASCII stays as text so the scrubber sees a name as it is written (``\\u00e9``
+    would hide ``José`` from it). A lone surrogate can only stand inside a JSON string,
+    where ``\\ud800`` reads back as the same str: the run's own journal and history
+    (``ensure_ascii=True``) hold it that way, so `verify` compares equal values.
+    """
+    escaped = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return escaped.encode("utf-8")
 
 
 def _counts(run: RunFiles) -> dict[str, int]:

@@ -119,14 +119,14 @@ def build_entries(
                 fnmatch.fnmatchcase(surface, g) for g in options.surfaces
             ):
                 groups[(surface, source)].append(record)
-    run_id = (
-        "r-"
-        + hashlib.sha256(
-            "\n".join(
-                [meta.run_key, meta.started_at, meta.manifest_digest, meta.command]
-            ).encode()
-        ).hexdigest()[:16]
+    # surrogatepass: a command holding a lone surrogate (a results path that is not
+    # UTF-8) still names its run; valid text hashes as plain UTF-8, so the ids of runs
+    # already in the store do not change
+    identity_text = "\n".join(
+        [meta.run_key, meta.started_at, meta.manifest_digest, meta.command]
     )
+    digest = hashlib.sha256(identity_text.encode("utf-8", "surrogatepass"))
+    run_id = "r-" + digest.hexdigest()[:16]
     entries = []
     for (surface, source), records in sorted(
         groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
