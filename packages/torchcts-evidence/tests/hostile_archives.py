@@ -207,7 +207,33 @@ HOSTILE = [
     Hostile(
         "claim: completed as 1, not true",
         _claim("completed_normally", 1),
-        "SUBMISSION.json: completed_normally 1 differs from the run's True",
+        "SUBMISSION.json: 'completed_normally' is not true or false (found a number)",
+    ),
+    Hostile(
+        "result named by a list",
+        _claim("result", [RESULT]),
+        "SUBMISSION.json: 'result' is not a member name under results/ (found a list)",
+    ),
+    Hostile(
+        "latest named by a list",
+        _claim("latest", [RESULT]),
+        "SUBMISSION.json: 'latest' is not null or a name under results/ (found a list)",
+    ),
+    Hostile(
+        "canonical artifact named by an object",
+        _claim("canonical_artifact", {RESULT: 1}),
+        "SUBMISSION.json: 'canonical_artifact' is not null or a name under results/ "
+        "(found an object)",
+    ),
+    Hostile(
+        "scrubbed as a number",
+        _claim("scrubbed", 5),
+        "SUBMISSION.json: 'scrubbed' is not a list of member names (found a number)",
+    ),
+    Hostile(
+        "format_version true (equal to 1 in Python)",
+        _claim("format_version", True),
+        "SUBMISSION.json: unknown format_version True (this torchcts-evidence reads 1)",
     ),
     Hostile(
         "escape sequences in a claim",

@@ -109,6 +109,21 @@ def test_verify_json_reports_the_rejection_machine_readably(
     assert any("SUBMISSION.json: os " in p for p in body["problems"])
 
 
+def test_verify_names_a_list_where_a_member_name_belongs_in_both_forms(
+    good: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """result as a list is one problem naming the field, exit 1, in text and --json
+    (it was a TypeError traceback: a list cannot be a set member)."""
+    case = next(h for h in HOSTILE if h.name == "result named by a list")
+    archive = case.build(good, tmp_path / "hostile.zip")
+    assert main(["verify", str(archive)]) == 1
+    out = capsys.readouterr()
+    assert out.out.splitlines()[1:] == [f"  - {case.rejection}"]
+    assert "Traceback" not in out.err
+    assert main(["verify", "--json", str(archive)]) == 1
+    assert json.loads(capsys.readouterr().out)["problems"] == [case.rejection]
+
+
 def test_verify_json_summarises_an_accepted_archive(
     good: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -40,6 +40,7 @@ from torchcts_evidence.archive import (
     sha256_of,
 )
 from torchcts_evidence.claims import claim_problems
+from torchcts_evidence.submission_schema import submission_problems
 from torchcts_evidence.zipcheck import (
     Limits,
     member_digest,
@@ -124,37 +125,34 @@ def _submission(
     if not isinstance(body, dict) or body.get("format") != SUBMISSION_FORMAT:
         problems.append(f"{SUBMISSION_NAME}: format is not {SUBMISSION_FORMAT!r}")
         return {}
-    if body.get("format_version") != SUBMISSION_VERSION:
+    version = body.get("format_version")
+    if type(version) is not int or version != SUBMISSION_VERSION:  # true == 1
         problems.append(
-            f"{SUBMISSION_NAME}: unknown format_version {body.get('format_version')!r}"
+            f"{SUBMISSION_NAME}: unknown format_version {version!r:.40}"
             f" (this torchcts-evidence reads {SUBMISSION_VERSION})"
         )
         return {}
-    files = body.get("files")
-    if not isinstance(files, dict) or not all(
-        isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values()
-    ):
-        problems.append(f"{SUBMISSION_NAME}: 'files' is not a name -> {{sha256}} map")
+    shape = submission_problems(body)
+    if shape:
+        problems += shape
         return {}
     return body
 
 
 def _hashes(digests: dict[str, str], body: dict[str, Any], problems: list[str]) -> None:
     files: dict[str, Any] = body["files"]
+    # the shape was checked (`submission_problems`): each is a name or null
     required = {
         MANIFEST_NAME,
-        body.get("result"),
-        body.get("latest"),
-        body.get("canonical_artifact"),
+        body["result"],
+        body["latest"],
+        body["canonical_artifact"],
     }
-    for name in sorted(n for n in required if isinstance(n, str)):
+    for name in sorted(n for n in required if n is not None):
         if name not in digests:
             problems.append(f"missing required file {name}")
         elif name not in files:
             problems.append(f"{name}: not listed in {SUBMISSION_NAME}")
-    result = body.get("result")
-    if not isinstance(result, str) or not result.startswith(RESULTS_PREFIX):
-        problems.append(f"{SUBMISSION_NAME}: names no result file under results/")
     for name, entry in sorted(files.items()):
         if name == SUBMISSION_NAME:
             continue
