@@ -32,6 +32,8 @@ DTYPES = {"float32": True}
 CAPABILITIES = ["forward"]
 '''
 CRASH_CASE = make_case_id("opinfo", "mul", "forward", "float32", 0)
+# where the runner's crash file of CRASH_CASE lives, relative to results/
+CRASH_EVIDENCE = f"{RUN_KEY}_crashes/opinfo~mul~forward~float32~0.json"
 SEGV_SCRIPT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
 
 
@@ -63,7 +65,12 @@ def default_records() -> list[CaseRecord]:
         record(
             "mul",
             Status.CRASHED,
-            crash=CrashInfo(CrashKind.SIGNAL, signal="SIGSEGV", exit_code=-11),
+            crash=CrashInfo(
+                CrashKind.SIGNAL,
+                signal="SIGSEGV",
+                exit_code=-11,
+                evidence=CRASH_EVIDENCE,
+            ),
         ),
         record(
             "div",
@@ -92,8 +99,15 @@ def make_project(
     completed: bool = True,
     extras: bool = True,
     message: str = "",
+    earlier: list[CaseRecord] | None = None,
 ) -> Project:
-    """Write manifest, journal, canonical history, report, runlog, diagnostics."""
+    """Write manifest, journal, canonical history, report, runlog, diagnostics.
+
+    The journal is written as the runner writes it: not_run records in one
+    case_block line, then a line per executed case. `earlier`: the records of a
+    first attempt that was interrupted and resumed; their lines come first, and a
+    later line for the same case replaces its earlier one.
+    """
     manifests = root / "manifests"
     manifests.mkdir(parents=True, exist_ok=True)
     manifest = manifests / "simdev.py"
@@ -123,8 +137,14 @@ def make_project(
         ]
     with JournalWriter(journal_path(results, RUN_KEY)) as journal:
         journal.run_start(meta)
+        if earlier is not None:
+            for rec in earlier:
+                journal.case(rec)
+            journal.run_start(meta, resumed=True)
+        journal.case_block([r for r in recs if r.status is Status.NOT_RUN])
         for rec in recs:
-            journal.case(rec)
+            if rec.status is not Status.NOT_RUN:
+                journal.case(rec)
         if completed:
             journal.run_end(meta)
     if completed:

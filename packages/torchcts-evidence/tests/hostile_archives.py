@@ -17,16 +17,25 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evidence_builders import RUN_KEY
+from evidence_builders import CRASH_EVIDENCE, RUN_KEY
 from torchcts_evidence import Limits, sha256_of
+from torchcts_schema import (
+    CaseRecord,
+    RunArtifact,
+    Status,
+    count_statuses,
+    decode_artifact,
+    encode_artifact,
+)
 
 MIB = 2**20
 ZEROS = b"\0" * MIB
 RESULT = f"results/{RUN_KEY}_latest.json"
+JOURNAL = f"results/{RUN_KEY}_journal.jsonl"
 ESCAPES = "Linux\x1b]0;owned\x07\x1b[2J\u202e"
 Member = tuple[str, bytes, int]  # name, data, Unix mode (0: no type bits)
 
@@ -91,6 +100,72 @@ def listed(members: list[Member], extra: list[Member]) -> list[Member]:
             body["files"][name] = {"sha256": sha256_of(data), "bytes": len(data)}
 
     return [*edit_submission(members, add), *extra]
+
+
+def relisted(members: list[Member], changed: dict[str, bytes]) -> list[Member]:
+    """`changed` members swapped in and listed with their true hashes and sizes."""
+
+    def relist(body: dict[str, Any]) -> None:
+        for name, data in changed.items():
+            body["files"][name] = {"sha256": sha256_of(data), "bytes": len(data)}
+
+    return [
+        (name, changed.get(name, data), mode)
+        for name, data, mode in edit_submission(members, relist)
+    ]
+
+
+def forge_history(
+    good: Path, out: Path, edit: Callable[[CaseRecord], CaseRecord]
+) -> Path:
+    """The canonical artifact re-encoded with `edit` applied to every record, its
+    digest and counts recomputed, and SUBMISSION.json's counts, executed_cases and
+    hashes made to match: only the journal and crash records are left as they were."""
+    members = read_members(good)
+    data = dict((n, d) for n, d, _m in members)
+    name = json.loads(data["SUBMISSION.json"])["canonical_artifact"]
+    artifact = decode_artifact(json.loads(data[name]), name)
+    records = [edit(r) for r in artifact.records]
+    meta = replace(artifact.metadata, counts=count_statuses(records))
+    forged = RunArtifact.from_records(meta, records, artifact.diagnostics)
+    text = encode_artifact(forged).encode()
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.status.value] = counts.get(record.status.value, 0) + 1
+
+    def claim(body: dict[str, Any]) -> None:
+        body["counts"] = dict(sorted(counts.items()))
+        body["executed_cases"] = sum(
+            r.status not in (Status.NOT_RUN, Status.SKIPPED) for r in records
+        )
+
+    return raw_zip(out, relisted(edit_submission(members, claim), {name: text}))
+
+
+def passed(record: CaseRecord) -> CaseRecord:
+    """`record` as a pass: every executed case that did not pass now did."""
+    if record.status in (Status.PASSED, Status.NOT_RUN, Status.SKIPPED):
+        return record
+    return replace(
+        record, status=Status.PASSED, crash=None, mismatch=None, next_fix=None
+    )
+
+
+def _journal_of_another_run(good: Path, out: Path) -> Path:
+    members = read_members(good)
+    journal = dict((n, d) for n, d, _m in members)[JOURNAL]
+    other = journal.replace(b'"started_at":"2026-11-30T01:00:00Z"', b'"started_at":"x"')
+    return raw_zip(out, relisted(members, {JOURNAL: other}))
+
+
+def _without_crash_record(good: Path, out: Path) -> Path:
+    crash = f"results/{CRASH_EVIDENCE}"
+
+    def unlist(body: dict[str, Any]) -> None:
+        del body["files"][crash]
+
+    kept = [m for m in read_members(good) if m[0] != crash]
+    return raw_zip(out, edit_submission(kept, unlist))
 
 
 @dataclass(frozen=True)
@@ -234,6 +309,23 @@ HOSTILE = [
         "format_version true (equal to 1 in Python)",
         _claim("format_version", True),
         "SUBMISSION.json: unknown format_version True (this torchcts-evidence reads 1)",
+    ),
+    Hostile(
+        "history re-encoded with every failing case passed, digest and claims redone",
+        lambda good, out: forge_history(good, out, passed),
+        f"{JOURNAL}: case 'opinfo/sub/forward/float32/0' is failed in the journal but "
+        f"passed in {RESULT} (2 cases differ)",
+    ),
+    Hostile(
+        "the journal of another run",
+        _journal_of_another_run,
+        f"{JOURNAL}: the journal of another run ('{RUN_KEY}' started 'x') than {RESULT}",
+    ),
+    Hostile(
+        "a crashed case's crash record removed and unlisted",
+        _without_crash_record,
+        f"{RESULT}: case 'opinfo/mul/forward/float32/0' names its crash record "
+        f"'results/{CRASH_EVIDENCE}', which the archive does not hold",
     ),
     Hostile(
         "escape sequences in a claim",

@@ -6,10 +6,12 @@ import json
 import stat
 import warnings
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from evidence_builders import RUN_KEY, make_project
+from evidence_builders import RUN_KEY, make_project, record
+from hostile_archives import forge_history
 from torchcts_evidence import (
     Limits,
     build_archive,
@@ -17,6 +19,7 @@ from torchcts_evidence import (
     sha256_of,
     verify_archive,
 )
+from torchcts_schema import CaseRecord, CrashInfo, CrashKind, Status
 
 Members = list[tuple[zipfile.ZipInfo, bytes]]
 
@@ -268,3 +271,25 @@ def test_file_and_directory_with_one_name_are_rejected(
     members = _listed(_members(good), "results/x", b"a")
     bad = _write(tmp_path / "bad.zip", _listed(members, "results/x/y", b"b"))
     assert "is both a file and the directory" in _problems(bad)
+
+
+def _crashed_add(record: CaseRecord) -> CaseRecord:
+    if record.op != "add":
+        return record
+    return replace(record, status=Status.CRASHED, crash=CrashInfo(CrashKind.SIGNAL))
+
+
+def test_a_resumed_case_is_judged_by_its_last_journal_line(tmp_path: Path) -> None:
+    """A case that crashed in an interrupted attempt and passed on resume: the result
+    that says passed is accepted, one that kept the earlier crash is rejected."""
+    earlier = [record("add", Status.CRASHED, crash=CrashInfo(CrashKind.SIGNAL))]
+    make_project(tmp_path / "p", earlier=earlier)
+    built = build_archive(
+        tmp_path / "p" / "results", out_dir=tmp_path, project_root=tmp_path / "p"
+    )
+    assert verify_archive(built.path).ok, verify_archive(built.path).problems
+    forged = forge_history(built.path, tmp_path / "forged.zip", _crashed_add)
+    assert verify_archive(forged).problems == [
+        f"results/{RUN_KEY}_journal.jsonl: case 'opinfo/add/forward/float32/0' is "
+        f"passed in the journal but crashed in results/{RUN_KEY}_latest.json"
+    ]

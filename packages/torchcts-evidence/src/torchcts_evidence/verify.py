@@ -3,8 +3,9 @@
 Structure first (names, links, sizes, compression ratios, collisions), so a hostile
 archive is refused before a byte of it is decompressed; then ``SUBMISSION.json``,
 hashes streamed over every member and required files; then the manifest is read
-statically, the result loaded from a private temporary extraction, and every claim of
-``SUBMISSION.json`` compared with the run's own metadata.
+statically, the result loaded from a private temporary extraction, every claim of
+``SUBMISSION.json`` compared with the run's own metadata, and the result compared
+with the journal and crash records the archive carries (`consistency`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from torchcts_evidence.archive import (
     sha256_of,
 )
 from torchcts_evidence.claims import claim_problems
+from torchcts_evidence.consistency import evidence_problems, journal_problems
 from torchcts_evidence.submission_schema import submission_problems
 from torchcts_evidence.zipcheck import (
     Limits,
@@ -220,7 +222,8 @@ def _load(
     with tempfile.TemporaryDirectory(prefix="torchcts-verify-") as tmp:
         root = Path(tmp)
         # only what the loader reads: the result file, its history and its journal
-        wanted = (result, RESULTS_PREFIX + key + JOURNAL_SUFFIX)
+        journal = RESULTS_PREFIX + key + JOURNAL_SUFFIX
+        wanted = (result, journal)
         history = RESULTS_PREFIX + key + HISTORY_SUFFIX + "/"
         try:
             for name, info in members.items():
@@ -238,13 +241,17 @@ def _load(
             problems.append(f"{result}: cannot be extracted ({exc})")
             return None
         artifact = _load_result(root, result, problems)
-    if artifact is None:
-        return None
-    wrong = metadata_problems(artifact.metadata)
-    if wrong:
-        problems += [f"{result}: run metadata {w}" for w in wrong]
-        return None
-    problems += claim_problems(body, artifact, result)
+        if artifact is None:
+            return None
+        wrong = metadata_problems(artifact.metadata)
+        if wrong:
+            problems += [f"{result}: run metadata {w}" for w in wrong]
+            return None
+        problems += claim_problems(body, artifact, result)
+        if journal in members and journal != result:
+            # a result rebuilt from its journal agrees with it by construction
+            problems += journal_problems(root / journal, journal, artifact, result)
+    problems += evidence_problems(artifact, members, result)
     return artifact
 
 
