@@ -319,7 +319,8 @@ HOSTILE = [
     Hostile(
         "the journal of another run",
         _journal_of_another_run,
-        f"{JOURNAL}: the journal of another run ('{RUN_KEY}' started 'x') than {RESULT}",
+        f"{JOURNAL}: the journal of another run ('{RUN_KEY}' started 'x') than "
+        f"{RESULT}",
     ),
     Hostile(
         "a crashed case's crash record removed and unlisted",

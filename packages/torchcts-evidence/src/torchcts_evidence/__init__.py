@@ -12,13 +12,7 @@ __version__ = "0.1.0"
 from torchcts_schema import HostIdentity, find_identity, scrub_text
 
 from torchcts_evidence.accept import accept_packet
-from torchcts_evidence.archive import (
-    SUBMISSION_FORMAT,
-    SUBMISSION_VERSION,
-    BuiltArchive,
-    build_archive,
-    sha256_of,
-)
+from torchcts_evidence.archive import BuiltArchive, build_archive
 from torchcts_evidence.backend_store import (
     PackOptions,
     build_entries,
@@ -34,6 +28,11 @@ from torchcts_evidence.crash import (
 )
 from torchcts_evidence.errors import EvidenceError
 from torchcts_evidence.store_check import check_store
+from torchcts_evidence.submission_schema import (
+    SUBMISSION_FORMAT,
+    SUBMISSION_VERSION,
+    sha256_of,
+)
 from torchcts_evidence.summary import (
     format_verification,
     verification_json,

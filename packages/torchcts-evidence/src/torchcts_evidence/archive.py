@@ -7,11 +7,15 @@ from the run rather than the clock. Host identity is scrubbed from every member 
 the manifest, whose bytes must keep the digest the run recorded (so a manifest holding
 host identity is refused instead); a scrubbed result artifact gets the digest of its
 scrubbed content, so the archive passes its own verification.
+
+The zip is checked with `verify_archive` before it takes its name: what a reviewer
+accepts (sizes, compression ratios, the manifest's read limit, claims, the journal)
+has one definition, so an archive `verify` would reject is refused here with the
+line `verify` would print, never written.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -35,12 +39,16 @@ from torchcts_schema import (
 from torchcts_evidence import __version__
 from torchcts_evidence.collect import NOT_EXECUTED, RunFiles, collect_run, find_manifest
 from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.submission_schema import (
+    MANIFEST_NAME,
+    RESULTS_PREFIX,
+    SUBMISSION_FORMAT,
+    SUBMISSION_NAME,
+    SUBMISSION_VERSION,
+    sha256_of,
+)
+from torchcts_evidence.verify import verify_archive
 
-SUBMISSION_FORMAT = "torchcts-submission"
-SUBMISSION_VERSION = 1
-SUBMISSION_NAME = "SUBMISSION.json"
-MANIFEST_NAME = "manifest.py"
-RESULTS_PREFIX = "results/"
 FILE_MODE = 0o100644
 UNIX = 3
 COMPRESS_LEVEL = 9
@@ -115,11 +123,6 @@ def build_archive(
 
 
 _FIRST = {SUBMISSION_NAME, MANIFEST_NAME}
-
-
-def sha256_of(data: bytes) -> str:
-    """``sha256:<hex>``, the digest form every TorchCTS file uses."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def _submission(
@@ -218,6 +221,7 @@ def _run_stamp(run: RunFiles) -> datetime:
 
 
 def _write_zip(target: Path, members: list[tuple[str, bytes]], stamp: datetime) -> None:
+    """Write the zip beside `target`, verify it, and only then give it its name."""
     date_time = max(EARLIEST_ZIP_TIME, stamp.timetuple()[:6])
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -233,6 +237,13 @@ def _write_zip(target: Path, members: list[tuple[str, bytes]], stamp: datetime) 
                 info.external_attr = FILE_MODE << 16
                 zf.writestr(info, data, compresslevel=COMPRESS_LEVEL)
         os.chmod(tmp, 0o644)
+        problems = verify_archive(Path(tmp)).problems
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise EvidenceError(
+                f"{target.name}: not written, verify would reject it: "
+                f"{problems[0]}{more}"
+            )
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 from torchcts_schema import RunArtifact
 
-from torchcts_evidence.archive import SUBMISSION_NAME
 from torchcts_evidence.collect import NOT_EXECUTED
+from torchcts_evidence.submission_schema import SUBMISSION_NAME
 
 # fields SUBMISSION.json copies from the run metadata under the same name
 METADATA_CLAIMS = (

@@ -25,7 +25,7 @@ from torchcts_schema import (
     read_journal,
 )
 
-from torchcts_evidence.archive import RESULTS_PREFIX
+from torchcts_evidence.submission_schema import RESULTS_PREFIX
 
 # what a hostile journal line can raise past the schema's reader (deep nesting,
 # odd values in a block); each is "this journal is broken", one problem

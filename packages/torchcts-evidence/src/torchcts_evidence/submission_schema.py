@@ -1,18 +1,24 @@
-"""The shape of ``SUBMISSION.json``: every field `archive` writes and what it holds.
+"""The submission format: its fixed member names, and the shape of ``SUBMISSION.json``
+(every field `archive` writes and what it holds).
 
-`verify` checks a received body against it in one step, before a member is hashed,
-so a crafted value (a list where a member name belongs, a bool where a count does)
-is one problem naming the field, never a TypeError in a later stage that assumed
-the type. The claims about the run are compared with the run afterwards
+`verify` checks a received body against the shape in one step, before a member is
+hashed, so a crafted value (a list where a member name belongs, a bool where a count
+does) is one problem naming the field, never a TypeError in a later stage that
+assumed the type. The claims about the run are compared with the run afterwards
 (`claims.claim_problems`); here only their types are checked.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from torchcts_evidence.archive import RESULTS_PREFIX, SUBMISSION_NAME
+SUBMISSION_FORMAT = "torchcts-submission"
+SUBMISSION_VERSION = 1
+SUBMISSION_NAME = "SUBMISSION.json"
+MANIFEST_NAME = "manifest.py"
+RESULTS_PREFIX = "results/"
 
 Check = Callable[[Any], bool]
 
@@ -111,3 +117,8 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "an object"
+
+
+def sha256_of(data: bytes) -> str:
+    """``sha256:<hex>``, the digest form every TorchCTS file uses."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -32,17 +32,17 @@ from torchcts_schema import (
     validate_manifest,
 )
 
-from torchcts_evidence.archive import (
+from torchcts_evidence.claims import claim_problems
+from torchcts_evidence.consistency import evidence_problems, journal_problems
+from torchcts_evidence.submission_schema import (
     MANIFEST_NAME,
     RESULTS_PREFIX,
     SUBMISSION_FORMAT,
     SUBMISSION_NAME,
     SUBMISSION_VERSION,
     sha256_of,
+    submission_problems,
 )
-from torchcts_evidence.claims import claim_problems
-from torchcts_evidence.consistency import evidence_problems, journal_problems
-from torchcts_evidence.submission_schema import submission_problems
 from torchcts_evidence.zipcheck import (
     Limits,
     member_digest,

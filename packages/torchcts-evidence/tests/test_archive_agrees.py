@@ -1,0 +1,74 @@
+"""archive and verify agree: what archive writes verify accepts, and what verify would
+reject archive refuses with verify's own line, leaving nothing behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from evidence_builders import MANIFEST, RUN_KEY, default_records, make_project
+from torchcts_evidence import EvidenceError, build_archive, verify_archive
+from torchcts_schema import CaseRecord
+
+MIB = 2**20
+
+
+def _build(root: Path) -> Path:
+    return build_archive(root / "results", out_dir=root / "out", project_root=root).path
+
+
+def test_a_manifest_past_verifys_read_limit_is_refused_with_its_line(
+    tmp_path: Path,
+) -> None:
+    """A valid manifest of 1.1 MiB (comments) ran, but verify reads manifest.py only
+    up to 1 MiB: archive refuses with verify's line and writes no file."""
+    notes = "".join(f"# reviewed exclusion note {i:06d}\n" for i in range(36_000))
+    project = make_project(tmp_path, manifest_text=MANIFEST + notes)
+    size = project.manifest.stat().st_size
+    assert size > MIB
+    with pytest.raises(EvidenceError) as refused:
+        _build(tmp_path)
+    assert str(refused.value) == (
+        "torchcts-results-20261130T010203Z.zip: not written, verify would reject it: "
+        f"manifest.py: cannot be read ({size} bytes is too large (limit {MIB}))"
+    )
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_megabytes_of_a_repeated_backend_message_archive_and_verify(
+    tmp_path: Path,
+) -> None:
+    """A 3 MiB backend message of one repeated line (deflates past 400:1 in journal
+    and history) is an honest run: archived, and accepted by verify."""
+    message = "device fault at 0x0: retrying the launch\n" * (3 * MIB // 41)
+    records = [
+        CaseRecord.from_dict({**r.to_dict(), "exception_message": message})
+        if r.op == "sub"
+        else r
+        for r in default_records()
+    ]
+    make_project(tmp_path, records=records)
+    result = verify_archive(_build(tmp_path))
+    assert result.ok, result.problems
+
+
+def test_a_results_directory_verify_would_reject_is_refused_by_archive(
+    tmp_path: Path,
+) -> None:
+    """A journal left by another run beside the result (its start differs) is refused
+    by archive with the line verify gives, not only by verify."""
+    make_project(tmp_path)
+    journal = tmp_path / "results" / f"{RUN_KEY}_journal.jsonl"
+    journal.write_text(
+        journal.read_text().replace("2026-11-30T01:00:00Z", "2026-12-01T00:00:00Z")
+    )
+    with pytest.raises(
+        EvidenceError, match="not written, verify would reject it: "
+    ) as e:
+        _build(tmp_path)
+    assert str(e.value).endswith(
+        f"results/{RUN_KEY}_journal.jsonl: the journal of another run ('{RUN_KEY}' "
+        f"started '2026-12-01T00:00:00Z') than results/{RUN_KEY}_latest.json "
+        f"('{RUN_KEY}' started '2026-11-30T01:00:00Z')"
+    )
+    assert list((tmp_path / "out").iterdir()) == []
