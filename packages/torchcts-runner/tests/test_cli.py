@@ -134,11 +134,12 @@ def test_an_explicit_n_0_is_not_continued(tmp_path: Path) -> None:
 
 
 def test_backend_that_cannot_be_imported_exits_6(tmp_path: Path) -> None:
-    """A run whose backend import fails is never a success: exit 6, saying why."""
+    """A run whose backend import fails is never a success: exit 6, saying why,
+    after its first case (every other would be the same configuration error)."""
     manifest = tmp_path / "m.py"
     manifest.write_text(
         'DEVICE = "cpu"\nBACKEND_IMPORT = "no_such_backend_module"\n'
-        'OPS = {"include": ["ok"]}\n'
+        'OPS = {"include": ["ok", "wrong", "boom"]}\n'
     )
     env = {
         **os.environ,
@@ -152,6 +153,11 @@ def test_backend_that_cannot_be_imported_exits_6(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 6, done.stdout + done.stderr
     assert "could not be imported" in done.stdout.strip().splitlines()[-1]
+    assert "run stopped: configuration: backend import 'no_such_backend_module'" in (
+        done.stdout
+    )
+    (journal,) = tmp_path.glob("results/*_journal.jsonl")
+    assert journal.read_text().count('{"type":"case"') == 1
 
 
 def test_recorded_command_is_the_users_and_reruns_name_the_manifest(

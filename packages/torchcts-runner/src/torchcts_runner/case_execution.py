@@ -54,6 +54,9 @@ from torchcts_runner.device_pinning import pin_worker
 from torchcts_runner.interrupts import user_interrupted
 from torchcts_runner.timeouts import CaseTimeout
 
+# a case that could not reach its backend or device: the same in every case here
+CONFIGURATION = "configuration: "
+
 
 @dataclass
 class CaseContext:
@@ -199,7 +202,7 @@ def _run(spec: CaseSpec, ctx: CaseContext, judging: Judging) -> Outcome | BaseEx
     if problem is not None:
         return Outcome(
             Status.ERROR,
-            detail=f"configuration: {problem}",
+            detail=f"{CONFIGURATION}{problem}",
             next_fix=NextFix.CONFIGURATION,
         )
     stage = "preparing inputs"
@@ -308,4 +311,4 @@ def _probe_before(ctx: CaseContext) -> str | None:
     return probe_device(ctx.device, manifest.backend_import, ctx.deadline("probe"))
 
 
-__all__ = ["CaseContext", "execute_case", "is_claimed", "make_record"]
+__all__ = ["CONFIGURATION", "CaseContext", "execute_case", "is_claimed", "make_record"]

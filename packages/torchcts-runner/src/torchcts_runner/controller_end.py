@@ -21,6 +21,7 @@ from torchcts_runner.background_plan import BackgroundPlan
 from torchcts_runner.casesource import load_case_source
 from torchcts_runner.classify import exception_type_name
 from torchcts_runner.coverage_warmup import CoverageWarmUp
+from torchcts_runner.crash_evidence import device_unusable
 from torchcts_runner.crash_handling import CrashHandling
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.device_memory import MemoryTally
@@ -32,7 +33,12 @@ from torchcts_runner.probes import probe_counts, write_failures
 from torchcts_runner.progress import Progress, write_stderr
 from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import INTERRUPTED
-from torchcts_runner.run_end import signal_label, summary_lines, write_status
+from torchcts_runner.run_end import (
+    signal_label,
+    stopped_line,
+    summary_lines,
+    write_status,
+)
 from torchcts_runner.run_writer import FinishSummary, RunWriter
 from torchcts_runner.selection import CasePlan
 from torchcts_runner.settings import RunSettings
@@ -121,14 +127,18 @@ class ControllerEnd:
             or exitstatus == pytest.ExitCode.INTERRUPTED
             or bool(session.shouldstop)
         )
+        # an executing process found a device that never worked and stopped the run
+        unusable = device_unusable(self.controller.scratch) if interrupted else None
         if not interrupted:
             self.handling.run_retries()
         if self.probes is not None:
-            if interrupted:
+            if interrupted and unusable is None:
                 self.probes.kill()
                 self.probes = None
             else:
-                self._print_probes()
+                self._print_probes()  # for an unusable device: its evidence
+        if unusable is not None:
+            self.backend_unusable = True
         if self.progress is not None:
             self.progress.close()
         self.crashes.wait_for_repros()
@@ -164,10 +174,12 @@ class ControllerEnd:
         self.summary_lines = summary_lines(
             self.run_key,
             done,
-            interrupted=interrupted,
+            interrupted=interrupted and unusable is None,
             signum=signum,
             in_flight=len(self.in_flight),
         )
+        if unusable is not None:
+            self.summary_lines.insert(1, stopped_line(unusable))
         self.summary_lines += coverage
         if self.settings.recheck and self.plan is not None and not interrupted:
             self.summary_lines += recheck_lines(

@@ -40,7 +40,7 @@ from torchcts_runner.background_plan import BackgroundPlan
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
 from torchcts_runner.controller_end import ControllerEnd
 from torchcts_runner.coverage_warmup import CoverageWarmUp
-from torchcts_runner.crash_evidence import read_evidence
+from torchcts_runner.crash_evidence import read_evidence, unusable_marker_path
 from torchcts_runner.crash_handling import CrashHandling
 from torchcts_runner.crash_recorder import CrashRecorder
 from torchcts_runner.device_environment import prepare_environment
@@ -222,6 +222,7 @@ class ControllerRole(ControllerEnd):
         except RunLockedError as exc:
             raise pytest.UsageError(str(exc)) from None
         self.started = True
+        unusable_marker_path(self.controller.scratch).unlink(missing_ok=True)
         prior = self.prior()
         self.handling.decide_adaptive()
         try:

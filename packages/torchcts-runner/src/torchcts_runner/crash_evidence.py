@@ -68,6 +68,25 @@ def orphan_marker_path(scratch: Path, worker: str) -> Path:
     return scratch / f"orphaned-{worker}.json"
 
 
+def unusable_marker_path(scratch: Path) -> Path:
+    """Where an executing process says the device never worked (the run stops)."""
+    return scratch / "device-unusable.txt"
+
+
+def leave_unusable_marker(scratch: Path, problem: str) -> None:
+    """The device failed its probe in a fresh process before any case: no case can
+    run on it, so the run stops; the controller reads this at the session's end."""
+    write_atomic(unusable_marker_path(scratch), problem, fsync=True)
+
+
+def device_unusable(scratch: Path) -> str | None:
+    """What an executing process found wrong with the device, if it stopped the run."""
+    try:
+        return unusable_marker_path(scratch).read_text("utf-8")
+    except (OSError, ValueError):
+        return None
+
+
 def leave_orphan_marker(scratch: Path, worker: str, node_id: str | None) -> None:
     """Say which case this worker was running when it noticed its controller died,
     so --resume runs that case again instead of blaming it."""

@@ -29,13 +29,14 @@ from torchcts_schema import (
 
 from torchcts_runner.backend import ensure_backend
 from torchcts_runner.case_evidence import saved_inputs_finder
-from torchcts_runner.case_execution import CaseContext, execute_case
+from torchcts_runner.case_execution import CONFIGURATION, CaseContext, execute_case
 from torchcts_runner.casesource import CaseSource, CaseSourceError, load_case_source
 from torchcts_runner.crash_evidence import (
     enable_faulthandler,
     fault_file,
     leave_orphan_marker,
     leave_timeout_marker,
+    leave_unusable_marker,
     scratch_dir,
 )
 from torchcts_runner.crash_recorder import CrashRecorder
@@ -316,17 +317,30 @@ class ExecutorRole:
             end_start_up()  # a case run here ends it in `warm_up`, after the imports
             return self.policy.run(spec, self.payload(spec))
         record = self._run_here(item)
-        return (
-            self._after_broken_device(spec, record) if probe_failed(record) else record
-        )
+        if probe_failed(record):
+            return self._after_broken_device(item, record)
+        detail = record.detail or ""
+        if detail.startswith(CONFIGURATION):  # no backend or device in this process
+            self._stop(item, detail)
+        return record
 
-    def _after_broken_device(self, spec: CaseSpec, record: CaseRecord) -> CaseRecord:
-        """The device failed its probe after `spec`: settle the blame in a fresh
-        child, then run no more cases on this device (unless it never worked)."""
+    def _stop(self, item: CaseItem, problem: str) -> None:
+        """No case can run here (the device never worked, the backend would not
+        import): stop the run after this case instead of recording every other case
+        as the same error; the controller tells why (exit 6)."""
+        leave_unusable_marker(self.scratch, problem)
+        item.session.shouldstop = f"TorchCTS: {problem}"
+
+    def _after_broken_device(self, item: CaseItem, record: CaseRecord) -> CaseRecord:
+        """The device failed its probe after the case: settle the blame in a fresh
+        child, then run no more cases on this device. One that never worked (it fails
+        in a fresh process before any case) stops the run: every case would error."""
+        spec = item.spec
         payload = self.payload(spec)
         settled, found = settle(record, lambda: self.policy.run_fresh(spec, payload))
         if found is Finding.UNUSABLE:
-            self.context().probe_after = False  # every case here errors: say so once
+            self.context().probe_after = False
+            self._stop(item, settled.detail or "the device fails its health probe")
         elif self.worker == "main":
             self.policy.forced = AFTER_POISON
         else:

@@ -51,6 +51,14 @@ def summary_lines(
     return lines
 
 
+def stopped_line(problem: str) -> str:
+    """Why a run stopped after its first case: the device never worked."""
+    return (
+        f"run stopped: {problem}; every other case would end the same way, so none "
+        "ran: make the device usable (or fix the manifest), then continue with --resume"
+    )
+
+
 def _via_fallback(status: str, count: int) -> str:
     """A pass through the device's CPU fallback is not a native pass: say how many."""
     return f" ({count} via CPU fallback)" if status == "passed" and count else ""
