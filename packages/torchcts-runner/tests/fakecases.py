@@ -128,7 +128,7 @@ def refresh_coverage(results_dir: Path) -> str | None:
     _note_coverage("refresh")
     (results_dir / "coverage").mkdir(parents=True, exist_ok=True)
     (results_dir / "coverage" / "summary.md").write_text("fake\n", encoding="utf-8")
-    return "coverage: fake summary written"
+    return f"coverage: fake summary written; {results_dir / 'coverage'}/"
 
 
 def _barrier(parties: int = 2, timeout_s: float = 20.0) -> None:

@@ -34,6 +34,7 @@ from torchcts_runner.progress import Progress, write_stderr
 from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import INTERRUPTED
 from torchcts_runner.run_end import (
+    shown,
     signal_label,
     stopped_line,
     summary_lines,
@@ -198,7 +199,8 @@ class ControllerEnd:
         self.coverage.wait()
         try:
             source = load_case_source(self.settings.case_source)
-            line = source.refresh_coverage(self.settings.results_dir)
+            # the folder as the reports line shows it: relative here, no host path
+            line = source.refresh_coverage(Path(shown(self.settings.results_dir)))
         except Exception as exc:  # the run's own results are written already
             return [f"coverage: not refreshed ({exception_type_name(exc)}: {exc})"]
         return [line] if line else []
