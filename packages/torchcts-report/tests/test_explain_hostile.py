@@ -74,3 +74,34 @@ def test_the_nonfinite_inputs_of_a_case_are_listed(tmp_path: Path) -> None:
     )
     text = render_explanation(explain_case(results, record.case_id))
     assert "non-finite inputs: input[0, 0] = nan, args[0][0, 0] = inf\n" in text
+
+
+def test_two_runs_of_the_case_are_named_and_one_is_chosen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CPU validation run and a device run in one results directory share case
+    ids: explain shows the latest and names the other run key, --run-key chooses
+    (it showed the CPU run's 'passed' for a case that failed on the device, with no
+    way to ask for the other)."""
+    results = tmp_path / "results"
+    results.mkdir()
+    case = "opinfo/mul/forward/float32/0"
+    for key, status, started in (
+        ("simdev_x86-64-2cpu", Status.FAILED, "2026-11-30T01:00:00+00:00"),
+        ("cpu_x86-64-2cpu", Status.PASSED, "2026-11-30T02:00:00+00:00"),
+    ):
+        record = Synthetic.record("mul", "float32", status, mismatch="m")
+        artifact = Synthetic.artifact([record], run_key=key, started_at=started)
+        history = write_history(results, key, artifact)
+        write_reference(ResultsLayout(results, key).latest, history)
+    latest = explain_case(results, case)
+    assert (latest.run_key, latest.record.status) == ("cpu_x86-64-2cpu", Status.PASSED)
+    assert "also recorded by run key(s) simdev_x86-64-2cpu: choose with --run-key" in (
+        render_explanation(latest)
+    )
+    chosen = explain_case(results, case, run_key="simdev_x86-64-2cpu")
+    assert chosen.record.status is Status.FAILED and chosen.other_runs == ()
+    args = ["explain", "--results", str(results), "--run-key", "nope", case]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "no run of run key 'nope' here has a record of case" in err

@@ -160,7 +160,10 @@ def test_several_run_keys_need_a_choice(tmp_path: Path) -> None:
         write_history(
             tmp_path, key, RunArtifact.from_records(metadata(run_key=key), [record()])
         )
-    with pytest.raises(ArtifactError, match="several run keys \\(a_x, b_y\\)"):
+    with pytest.raises(
+        ArtifactError,
+        match="several run keys \\(a_x, b_y\\); name one with --run-key KEY",
+    ):
         load_result(tmp_path)
     assert load_result(tmp_path, run_key="b_y").metadata.run_key == "b_y"
 

@@ -103,7 +103,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    explanation = explain_case(Path(args.results), args.case)
+    explanation = explain_case(Path(args.results), args.case, run_key=args.run_key)
     if args.json:
         _say(json.dumps(explanation_json(explanation), indent=2, sort_keys=True))
     else:
@@ -225,6 +225,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default="results",
         help="results directory, its selections/ included (default: results)",
+    )
+    explain.add_argument(
+        "--run-key",
+        help="which run, when several recorded the case (default: the latest)",
     )
     explain.add_argument(
         "--json", action="store_true", help="print the record and history as JSON"

@@ -40,6 +40,7 @@ class Explanation:
     started_at: str
     history: list[dict[str, Any]] = field(default_factory=list)
     tool_prefix: str = ""  # "bin/" for a run started in a checkout
+    other_runs: tuple[str, ...] = ()  # other run keys that recorded the case
 
     @property
     def repro_path(self) -> Path | None:
@@ -49,12 +50,19 @@ class Explanation:
         )
 
 
-def explain_case(results: Path, case: str) -> Explanation:
-    """The explanation of `case` (a case id or a node id) from `results`."""
+def explain_case(
+    results: Path, case: str, *, run_key: str | None = None
+) -> Explanation:
+    """The explanation of `case` (a case id or a node id) from `results`: the
+    latest record of it, of `run_key`'s runs when given (a CPU validation run and a
+    device run share case ids; the other keys are named so neither is taken
+    silently for the other)."""
     case_id = case_id_for_node(case) or case
     found: list[Explanation] = []
     for folder in _run_folders(results):
         for key in sorted(run_keys(folder)):
+            if run_key is not None and key != run_key:
+                continue
             artifact = load_result(folder, run_key=key)
             record = next((r for r in artifact.results if r.case_id == case_id), None)
             if record is None:
@@ -70,8 +78,12 @@ def explain_case(results: Path, case: str) -> Explanation:
                 )
             )
     if not found:
-        raise ArtifactError(results, f"no run here has a record of case {case_id!r}")
+        of = "" if run_key is None else f" of run key {run_key!r}"
+        raise ArtifactError(
+            results, f"no run{of} here has a record of case {case_id!r}"
+        )
     latest = max(found, key=lambda e: e.started_at)
+    latest.other_runs = tuple(sorted({e.run_key for e in found} - {latest.run_key}))
     _check_repro(latest)
     for seen in found:
         latest.history += _history(seen.results_dir, seen.run_key, case_id, results)
@@ -129,6 +141,7 @@ def explanation_json(explanation: Explanation) -> dict[str, Any]:
     return {
         "case_id": explanation.case_id,
         "run_key": explanation.run_key,
+        "other_run_keys": list(explanation.other_runs),
         "results_dir": str(explanation.results_dir),
         "record": explanation.record.to_dict(),
         "repro_path": None if repro is None else str(repro),
@@ -144,6 +157,15 @@ def render_explanation(explanation: Explanation) -> str:
         f"case {r.case_id}  ({r.node_id})",
         f"run: {explanation.run_key} in {explanation.results_dir} "
         f"(started {explanation.started_at})",
+        *(
+            [
+                "also recorded by run key(s) "
+                + ", ".join(explanation.other_runs)
+                + ": choose with --run-key KEY"
+            ]
+            if explanation.other_runs
+            else []
+        ),
         f"status: {r.status.value}"
         + (f" (next fix: {r.next_fix.value})" if r.next_fix else ""),
     ]

@@ -64,7 +64,8 @@ def find_latest(results_dir: Path, *, run_key: str | None = None) -> Path:
         )
     if len(keys) > 1:
         raise ArtifactError(
-            results_dir, f"several run keys ({', '.join(keys)}); name one"
+            results_dir,
+            f"several run keys ({', '.join(keys)}); name one with --run-key KEY",
         )
     return find_latest(results_dir, run_key=keys[0])
 
