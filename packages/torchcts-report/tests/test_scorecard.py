@@ -196,12 +196,12 @@ def test_metadata_counts_that_agree_are_quiet(tmp_path, syn):
     assert "states other counts" not in _render(tmp_path, syn, art)
 
 
-def test_repeated_case_ids_are_flagged(tmp_path, syn):
-    """A case id recorded twice is counted twice and flagged."""
+def test_repeated_case_ids_are_refused(tmp_path, syn):
+    """A case id recorded twice is not counted twice: the loader refuses the file,
+    naming the case."""
     art = syn.artifact([syn.record(), syn.record(status=Status.FAILED, mismatch="x")])
-    text = _render(tmp_path, syn, art)
-    assert "**1 record(s) repeat a case id**" in text
-    assert "| **total** | 2 |" in text
+    with pytest.raises(ArtifactError, match="has more than one record"):
+        _render(tmp_path, syn, art)
 
 
 def test_support_surface_puts_manifest_decisions_before_filters(tmp_path, syn):

@@ -11,6 +11,8 @@ from torchcts_schema import (
     ArtifactError,
     JournalWriter,
     RunArtifact,
+    Status,
+    count_statuses,
     encode_artifact,
     journal_path,
     load_result,
@@ -144,6 +146,22 @@ def test_corrupt_middle_journal_line(tmp_path: Path) -> None:
     lines = path.read_text().splitlines(keepends=True)
     path.write_text(lines[0] + "{broken\n" + lines[1])
     _expect(path, "line 2 is not valid JSON")
+
+
+@pytest.mark.parametrize("encoding", ["plain", "compact"])
+@pytest.mark.parametrize("second", [Status.FAILED, Status.NOT_RUN])
+def test_a_case_id_recorded_twice_is_refused(
+    tmp_path: Path, encoding: str, second: Status
+) -> None:
+    """A history with a second record for one case (its counts and digest made to
+    agree) is refused by the case id, not counted as one more case."""
+    records = [record(sample=0), record(sample=1), record(sample=0, status=second)]
+    artifact = RunArtifact.from_records(
+        metadata(counts=count_statuses(records)), records
+    )
+    path = tmp_path / "history.json"
+    path.write_text(encode_artifact(artifact, encoding=encoding))
+    _expect(path, f"case id '{record(sample=0).case_id}' has more than one record")
 
 
 def test_journal_without_run_start(tmp_path: Path) -> None:

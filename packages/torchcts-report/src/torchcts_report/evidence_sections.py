@@ -213,7 +213,7 @@ def reference_section(report: ReportInput) -> str:
     return "\n".join(parts)
 
 
-def diagnostics_section(report: ReportInput, summary: RecordSummary) -> str:
+def diagnostics_section(report: ReportInput) -> str:
     """Run-level diagnostics and any evidence file that could not be read."""
     parts = ["## Diagnostics", ""]
     diagnostics = report.artifact.diagnostics
@@ -225,13 +225,6 @@ def diagnostics_section(report: ReportInput, summary: RecordSummary) -> str:
         )
     else:
         parts.append("The artifact holds no other run-level diagnostics.")
-    repeated = summary.total - summary.distinct_case_ids
-    if repeated:
-        parts += [
-            "",
-            f"**{repeated} record(s) repeat a case id** already recorded; "
-            "every record is counted as it is.",
-        ]
     if report.unreadable:
         parts += ["", "Evidence files that could not be read:", ""]
         parts.extend(

@@ -93,7 +93,7 @@ def markdown_sections(
         ("breakdown", _breakdown_sections(summary)),
         *(("discovery", text) for text in [discovery_section(report)] if text),
         ("not_run", _not_run_section(summary)),
-        ("diagnostics", diagnostics_section(report, summary)),
+        ("diagnostics", diagnostics_section(report)),
     ]
 
 

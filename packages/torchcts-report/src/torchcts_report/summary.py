@@ -112,7 +112,6 @@ class RecordSummary:
     singles: list[CaseRecord]
     executed: list[CaseRecord]
     total: int
-    distinct_case_ids: int
     records: list[CaseRecord] = field(repr=False)
     case_ids: list[str] = field(repr=False)  # in record order
     _first_ids: dict[NotRunReason, str] = field(default_factory=dict, repr=False)
@@ -176,14 +175,12 @@ def summarise(records: list[CaseRecord]) -> RecordSummary:
     scope = executed if all(key[0] in _EXECUTED for key in singled) else records
     singles = list(compress(scope, map(singled.__contains__, map(_TRIAGE_KEY, scope))))
     case_ids = list(map(_CASE_ID, records))
-    distinct = len(set(case_ids))
     return RecordSummary(
         groups,
         dict(cells),
         singles,
         executed,
         len(records),
-        distinct,
         records,
         case_ids,
     )

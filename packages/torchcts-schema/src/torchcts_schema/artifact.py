@@ -2,8 +2,8 @@
 
 `encode_artifact` picks the compact columnar encoding when it is smaller than the plain
 one and appends the content digest (`integrity`); `decode_artifact` accepts either
-encoding, refuses compact tables the encoder could not have written, and restores
-exactly what was encoded. Checking the digest and the counts is the loader's job,
+encoding, refuses compact tables the encoder could not have written and a case id
+recorded twice, and restores exactly what was encoded. Checking the digest and the counts is the loader's job,
 since only it has the whole file.
 
 Format 2 added the digest. Format 1 artifacts (no digest) still load, with every
@@ -160,7 +160,22 @@ def decode_artifact(data: Any, where: str) -> RunArtifact:
         raise ArtifactError(where, exc.problem) from None
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ArtifactError(where, f"malformed {encoding} artifact ({exc!r})") from None
+    _refuse_duplicate_ids([*results, *not_run], where)
     return RunArtifact(metadata, results, not_run, diagnostics)
+
+
+def _refuse_duplicate_ids(records: list[CaseRecord], where: str) -> None:
+    """One record per case: a writer keys its records by case id, so a second one
+    is a crafted or corrupted file, and every reader would count that case twice.
+    (A journal may hold a later line for a case, a resumed run's; its reader folds
+    those into one record before an artifact is built, so it never gets here.)"""
+    seen: set[str] = set()
+    for record in records:
+        if record.case_id in seen:
+            raise ArtifactError(
+                where, f"case id {record.case_id!r} has more than one record"
+            )
+        seen.add(record.case_id)
 
 
 def _dumps(obj: JsonDict) -> str:
