@@ -74,6 +74,38 @@ def test_empty_selection_and_bad_manifest_fail(tmp_path: Path) -> None:
     assert len(missing.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "limit",
+    [
+        "'case_timeout_s': 1e10",
+        "'hang_heartbeat_s': 1e400",
+        "'memory_mb': 10" + "0" * 29,
+    ],
+)
+def test_a_limit_past_its_range_is_a_usage_error(tmp_path: Path, limit: str) -> None:
+    """A RESOURCE_LIMITS value past its range stops the run before pytest, in one
+    line (4), instead of a setitimer traceback (3) or an OverflowError in every
+    case recorded as the backend's error."""
+    (tmp_path / "m.py").write_text(f'DEVICE = "cpu"\nRESOURCE_LIMITS = {{{limit}}}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "m.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "is out of range" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_case_timeout_option_past_the_range_is_a_usage_error(tmp_path: Path) -> None:
+    """--torchcts-case-timeout has the manifest's range: 1e10 is pytest's usage
+    error (4), not a setitimer OverflowError once the first case starts."""
+    done = _run(tmp_path, ["ok"], "-n", "0", "--torchcts-case-timeout", "1e10")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "--torchcts-case-timeout 10000000000.0: must be above 0" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
 def test_help_lists_own_options_and_exit_codes() -> None:
     """--help shows the run's own options and every exit status; --version works."""
     done = subprocess.run(

@@ -242,7 +242,8 @@ MAX_SAMPLES_PER_OP = {t["samples"]!r}
 #  "ops": {{"matmul": {{"float32": {{"atol": 1e-4, "rtol": 1e-4}}}}}}}}
 TOLERANCES = {{}}
 
-# Per-case limits; keys: case_timeout_s, memory_mb, workers, hang_heartbeat_s.
+# Per-case limits; keys: case_timeout_s and hang_heartbeat_s (seconds, at most a
+# week), memory_mb (whole MiB, at most 64 TiB), workers (1 to 1024).
 RESOURCE_LIMITS = {{"case_timeout_s": 120}}
 
 # Devices a case may use (multi-device checks need 2).

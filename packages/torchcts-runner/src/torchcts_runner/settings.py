@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_schema import NODE_PREFIX, Manifest, load_manifest
+from torchcts_schema import NODE_PREFIX, RESOURCE_LIMIT_MAX, Manifest, load_manifest
 
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
@@ -137,6 +137,12 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     except SelectionError as exc:
         raise pytest.UsageError(str(exc)) from None
     timeout = config.getoption("torchcts_case_timeout")
+    most = RESOURCE_LIMIT_MAX["case_timeout_s"]
+    if timeout is not None and not 0 < timeout <= most:
+        # the manifest's range: past it setitimer overflows in the first case
+        raise pytest.UsageError(
+            f"--torchcts-case-timeout {timeout}: must be above 0 and at most {most:,}"
+        )
     if timeout is None:
         timeout = manifest.resource_limits.get("case_timeout_s", DEFAULT_CASE_TIMEOUT_S)
     root = config.invocation_params.dir / config.getoption("torchcts_results")

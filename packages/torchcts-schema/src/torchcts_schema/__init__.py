@@ -136,6 +136,7 @@ from torchcts_schema.manifest_edit import (
     ops_regex,
     unified_patch,
 )
+from torchcts_schema.manifest_limits import RESOURCE_LIMIT_MAX
 from torchcts_schema.manifest_reader import (
     manifest_digest,
     read_manifest_file,
@@ -245,6 +246,7 @@ __all__ = [
     "RECHECK_SELECTION",
     "REPORT_SUFFIXES",
     "REPROS_SUFFIX",
+    "RESOURCE_LIMIT_MAX",
     "RESULT_FORMAT",
     "RUNLOG_SUFFIX",
     "RUNTIME_MODIFICATIONS_OPTION",

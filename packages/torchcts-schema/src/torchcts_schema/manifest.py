@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from torchcts_schema.errors import ManifestError
+from torchcts_schema.manifest_limits import RESOURCE_LIMIT_MAX, check_limits
 from torchcts_schema.manifest_reader import manifest_digest, read_manifest_file
 
 DTYPE_NAMES = (
@@ -116,7 +117,6 @@ DEFAULT_UNSUPPORTED_PATTERNS = (
     r"only supports .* device types?, got",
 )
 
-RESOURCE_LIMIT_KEYS = ("case_timeout_s", "memory_mb", "workers", "hang_heartbeat_s")
 # "allow": a case that ran through the device's CPU fallback keeps its status and is
 # labelled and counted apart; "forbid": such a case that passed is failed
 # (implement_or_declare), its record naming the overloads that fell back
@@ -132,7 +132,8 @@ KEYS: dict[str, str] = {
     "LEVEL": "semantic level 1-8 run by default",
     "MAX_SAMPLES_PER_OP": "at most this many samples per op, variant and dtype",
     "TOLERANCES": "{'dtypes': {dtype: {atol, rtol}}, 'ops': {op: {dtype: {atol, rtol}}}}",
-    "RESOURCE_LIMITS": "dict with " + ", ".join(RESOURCE_LIMIT_KEYS),
+    "RESOURCE_LIMITS": "dict with "
+    + ", ".join(f"{k} (at most {most:,})" for k, most in RESOURCE_LIMIT_MAX.items()),
     "DEVICE_COUNT": "number of devices available to a case",
     "UNSUPPORTED_PATTERNS": "regexes that mark an exception message as 'unsupported'",
     "OPS": "{'include': [op globs], 'exclude': {op glob: reason}}",
@@ -251,7 +252,7 @@ def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
         level=level,
         max_samples_per_op=samples,
         tolerances=_tolerances(raw.get("TOLERANCES", {}), path),
-        resource_limits=_limits(raw.get("RESOURCE_LIMITS", {}), path),
+        resource_limits=check_limits(raw.get("RESOURCE_LIMITS", {}), path),
         device_count=count,
         unsupported_patterns=tuple(patterns),
         ops_include=include,
@@ -333,26 +334,6 @@ def _tolerances(value: Any, path: Path) -> dict[str, Any]:
                     path, f"TOLERANCES.ops[{op!r}]: unknown dtype {dtype!r}"
                 )
             _tolerance_pair(pair, f"TOLERANCES.ops[{op!r}][{dtype!r}]", path)
-    return dict(value)
-
-
-def _limits(value: Any, path: Path) -> dict[str, float]:
-    if not isinstance(value, dict):
-        raise ManifestError(path, "RESOURCE_LIMITS must be a dict")
-    for key, number in value.items():
-        if key not in RESOURCE_LIMIT_KEYS:
-            raise ManifestError(
-                path,
-                f"RESOURCE_LIMITS: unknown key {key!r} (known: {', '.join(RESOURCE_LIMIT_KEYS)})",
-            )
-        if (
-            isinstance(number, bool)
-            or not isinstance(number, int | float)
-            or number <= 0
-        ):
-            raise ManifestError(
-                path, f"RESOURCE_LIMITS.{key}: {number!r} is not a positive number"
-            )
     return dict(value)
 
 
