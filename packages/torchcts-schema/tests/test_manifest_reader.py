@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from torchcts_schema import (
+    DEFAULT_UNSUPPORTED_PATTERNS,
     ManifestError,
     dtype_claims,
     load_manifest,
@@ -91,6 +93,42 @@ def test_schema_errors_name_the_key(line: str, message: str, tmp_path: Path) -> 
     path.write_text(f"DEVICE = 'simdev'\n{line}\n")
     with pytest.raises(ManifestError, match=message):
         load_manifest(path)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("", "'' is empty or only whitespace"),
+        (" ", "' ' is empty or only whitespace"),
+        ("\t\n", "'\\t\\n' is empty or only whitespace"),
+        (".*", "'.*' matches the empty string"),
+        ("a*", "'a*' matches the empty string"),
+        ("x?", "'x?' matches the empty string"),
+        ("(?:)", "'(?:)' matches the empty string"),
+        ("$", "'$' matches the empty string"),
+        ("not implemented|", "'not implemented|' matches the empty string"),
+    ],
+)
+def test_an_unsupported_pattern_that_matches_anything_is_refused(
+    pattern: str, message: str, tmp_path: Path
+) -> None:
+    """A pattern that matches an empty (or blank) message matches every error, and
+    would report real runtime errors as unsupported: refused, naming it."""
+    path = tmp_path / "manifest.py"
+    path.write_text(
+        f"DEVICE = 'simdev'\nUNSUPPORTED_PATTERNS = ['unsupported', {pattern!r}]\n"
+    )
+    with pytest.raises(ManifestError, match=re.escape(message)) as info:
+        load_manifest(path)
+    assert "UNSUPPORTED_PATTERNS" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_default_unsupported_patterns_are_accepted(tmp_path: Path) -> None:
+    """The shipped patterns each need some text to match, and load as written."""
+    path = tmp_path / "manifest.py"
+    patterns = list(DEFAULT_UNSUPPORTED_PATTERNS)
+    path.write_text(f"DEVICE = 'simdev'\nUNSUPPORTED_PATTERNS = {patterns!r}\n")
+    assert load_manifest(path).unsupported_patterns == DEFAULT_UNSUPPORTED_PATTERNS
 
 
 @pytest.mark.parametrize(

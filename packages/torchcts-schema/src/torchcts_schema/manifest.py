@@ -216,7 +216,7 @@ def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
     if not isinstance(patterns, list | tuple):
         raise ManifestError(path, "UNSUPPORTED_PATTERNS must be a list of regexes")
     for pattern in patterns:
-        _regex(pattern, "UNSUPPORTED_PATTERNS", path)
+        _unsupported_pattern(pattern, path)
     include, exclude = _ops(raw.get("OPS", {}), path)
     options = raw.get("BACKEND_OPTIONS", {})
     if not isinstance(options, dict):
@@ -280,6 +280,25 @@ def _regex(pattern: Any, key: str, path: Path) -> None:
         re.compile(pattern)
     except re.error as exc:
         raise ManifestError(path, f"{key}: invalid regex {pattern!r} ({exc})") from None
+
+
+def _unsupported_pattern(pattern: Any, path: Path) -> None:
+    """A regex that can match nothing-in-particular would call every exception
+    unsupported, turning real runtime errors into a milder status; refused."""
+    _regex(pattern, "UNSUPPORTED_PATTERNS", path)
+    if not pattern.strip():
+        raise ManifestError(
+            path,
+            f"UNSUPPORTED_PATTERNS: {pattern!r} is empty or only whitespace, so it "
+            "would call (nearly) every error unsupported",
+        )
+    # matched as the runner matches them (case-insensitive search)
+    if re.compile(pattern, re.IGNORECASE).search("") is not None:
+        raise ManifestError(
+            path,
+            f"UNSUPPORTED_PATTERNS: {pattern!r:.80} matches the empty string, so it "
+            "would call every error unsupported",
+        )
 
 
 def _dtypes(value: Any, path: Path) -> dict[str, bool | str]:
