@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,9 @@ def test_duplicate_id_is_an_error_naming_both_rules(tmp_path: Path) -> None:
         ({"reason": None}, "'reason' is missing"),
         ({"owner": 3}, "'owner'"),
         ({"expected_signal": "segfault"}, "'expected_signal'"),
+        ({"expected_signal": "SIGFOO"}, "'expected_signal': 'SIGFOO' is not a signal"),
+        ({"expected_signal": "SIGSEV"}, "'expected_signal': 'SIGSEV' is not a signal"),
+        ({"expected_signal": "SIG0"}, "'expected_signal': 'SIG0' is not a signal"),
         ({"review_after": "2027-02-30"}, "'review_after'"),
         ({"review_after": "31/01/2027"}, "'review_after'"),
         ({"match": {}}, "'match'"),
@@ -128,6 +132,22 @@ def test_each_malformed_key_is_named(
     assert len(problems) == 1, problems
     assert problems[0].startswith("rule 1")
     assert key in problems[0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        {s.name for s in signal.Signals}
+        | {"SIGSEGV", "SIGBUS", "SIGINFO", "SIGEMT", "SIGPWR", "SIG99", "timeout"}
+    ),
+)
+def test_every_signal_name_a_crash_can_carry_is_accepted(
+    tmp_path: Path, name: str
+) -> None:
+    """This platform's signal names, the other platform's (SIGINFO, SIGEMT on macOS,
+    SIGPWR on Linux), SIG<n> for a number with no name, and the non-signal kinds."""
+    path = write(tmp_path, [raw_rule(expected_signal=name)])
+    assert load_known_crash_rules(path)[0].expected_signal == name
 
 
 def test_all_problems_are_collected(tmp_path: Path) -> None:

@@ -53,7 +53,14 @@ RULE_KEYS = (
 _REQUIRED_TEXT = ("backend", "reason", "owner", "repro")
 _EXPECTED_KINDS = ("timeout", "hang", "subprocess")
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]*")
-_SIGNAL_RE = re.compile(r"SIG[A-Z0-9]+")
+# every signal name a crash record carries on Linux or macOS, so a ledger written on
+# one loads on the other while a misspelt one (SIGFOO, SIGSEV) is refused; and SIG<n>,
+# what the isolate writes for a signal number with no name
+_SIGNAL_RE = re.compile(
+    r"SIG(ABRT|ALRM|BUS|CHLD|CLD|CONT|EMT|FPE|HUP|ILL|INFO|INT|IO|IOT|KILL|LOST|PIPE"
+    r"|POLL|PROF|PWR|QUIT|RTMAX|RTMIN|SEGV|STKFLT|STOP|SYS|TERM|TRAP|TSTP|TTIN|TTOU"
+    r"|URG|USR1|USR2|VTALRM|WINCH|XCPU|XFSZ|[1-9][0-9]{0,2})"
+)
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CLAUSE_RE = re.compile(r"\s*(>=|<=|==|!=|>|<)?\s*(\d+)\.(\d+)\s*")
 _VERSION_RE = re.compile(r"\s*v?(\d+)\.(\d+)")
@@ -289,7 +296,7 @@ def _rule_problems(data: Any, label: str) -> list[str]:
         and (_SIGNAL_RE.fullmatch(signal) or signal in _EXPECTED_KINDS)
     ):
         out.append(
-            f"{label}: key 'expected_signal': {signal!r} is not a signal name "
+            f"{label}: key 'expected_signal': {signal!r:.40} is not a signal name "
             f"(SIGSEGV, SIGABRT, ...) or one of {', '.join(_EXPECTED_KINDS)}"
         )
     review = data.get("review_after")
