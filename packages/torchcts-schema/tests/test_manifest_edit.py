@@ -107,6 +107,19 @@ def test_capabilities_appended_in_a_packed_list() -> None:
     )
 
 
+def test_a_capability_already_listed_is_not_added_twice() -> None:
+    """Adding a declared capability (or one twice) leaves each listed once, so the
+    edited manifest passes the check that refuses a repeated capability."""
+    edit = ManifestEdit("add_capability", items=("views", "pin_memory", "pin_memory"))
+    new = apply_edits(SIMDEV, [edit], "simdev.py")
+    caps = check_manifest_text(new, "simdev.py").capabilities
+    assert caps.count("views") == 1 and caps.count("pin_memory") == 1
+    forward = ManifestEdit("add_capability", items=("forward", "views"))
+    missing = apply_edits('DEVICE = "x"\n', [forward], "m.py")
+    assert check_manifest_text(missing, "m.py").capabilities == ("forward", "views")
+    assert apply_edits(new, [edit], "simdev.py") == new  # nothing left to add
+
+
 def test_include_appended() -> None:
     """An op joins OPS include."""
     text = 'DEVICE = "x"\nOPS = {"include": ["add"]}\n'

@@ -79,6 +79,10 @@ def test_code_is_refused_with_its_line(
         ("TOLERANCES = {'dtypes': {'float16': {'eps': 1}}}", "'atol' and/or 'rtol'"),
         ("LEVEL = 9", "LEVEL must be an integer 1-8"),
         ("RESOURCE_LIMITS = {'gpus': 1}", "unknown key 'gpus'"),
+        (
+            "CAPABILITIES = ['forward', 'views', 'forward']",
+            "CAPABILITIES: 'forward' is listed twice",
+        ),
         ("OPS = {'exclude': {'add': ''}}", "non-empty reason"),
         (
             "CPU_FALLBACK = 'warn'",

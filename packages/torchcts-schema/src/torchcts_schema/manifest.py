@@ -190,12 +190,16 @@ def validate_manifest(raw: dict[str, Any], path: Path, digest: str) -> Manifest:
     caps = raw.get("CAPABILITIES", ["forward"])
     if not isinstance(caps, list | tuple) or not all(isinstance(c, str) for c in caps):
         raise ManifestError(path, "CAPABILITIES must be a list of names")
-    for cap in caps:
+    for index, cap in enumerate(caps):
         if cap not in CAPABILITY_NAMES:
             raise ManifestError(
                 path,
                 f"CAPABILITIES: unknown capability {cap!r} (known: {', '.join(CAPABILITY_NAMES)})",
             )
+        # a claim is made once: a second is a slip (a merge, a copy) that hides
+        # which line a reviewer should read
+        if cap in caps[:index]:
+            raise ManifestError(path, f"CAPABILITIES: {cap!r} is listed twice")
     level = raw.get("LEVEL", 1)
     if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= 8:
         raise ManifestError(path, f"LEVEL must be an integer 1-8, not {level!r}")

@@ -211,6 +211,12 @@ class _Source:
 
     def _add_capability(self, caps: Sequence[str]) -> str:
         node = self._assigned("CAPABILITIES")
+        # each once: the manifest check refuses a capability listed twice
+        listed = node.elts if isinstance(node, ast.List) else []
+        held = {e.value for e in listed if isinstance(e, ast.Constant)}
+        caps = [c for c in dict.fromkeys(caps) if c not in (held or {"forward"})]
+        if not caps:
+            return self.data.decode()
         if node is None:  # the default is ["forward"]: say it, plus the new ones
             line = f"CAPABILITIES = [{', '.join(map(_quote, ['forward', *caps]))}]\n"
             text = self.data.decode()
