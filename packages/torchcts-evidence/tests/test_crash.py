@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import signal
@@ -91,6 +92,22 @@ def test_future_imports_are_hoisted(tmp_path: Path) -> None:
     (repro,) = [p for p in written if p.suffix == ".py"]
     done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True)
     assert done.returncode == 0 and "without crashing" in done.stdout
+
+
+def test_a_lone_surrogate_in_the_record_is_kept_as_an_escape(tmp_path: Path) -> None:
+    """A crash record whose script and messages hold a lone surrogate (valid JSON,
+    no UTF-8 form) still gives a packet; the repro holds it as a Python escape, so
+    its literal is the same string (this was a UnicodeEncodeError traceback)."""
+    project = make_project(tmp_path / "p")
+    write_crash_record(project.results, message="boom \ud800", script="x = '\ud800'\n")
+    written = write_packet(build_packet(project.results, CRASH_CASE, IDENT), tmp_path)
+    (repro,) = [p for p in written if p.suffix == ".py"]
+    source = repro.read_text(encoding="utf-8")
+    assert "x = '\\ud800'" in source
+    (assign,) = [n for n in ast.parse(source).body if isinstance(n, ast.Assign)]
+    assert ast.literal_eval(assign.value) == "\ud800"
+    packet = json.loads(written[0].read_text(encoding="utf-8"))
+    assert packet["stderr_tail"].endswith("boom \ud800")
 
 
 def test_packet_is_scrubbed(tmp_path: Path) -> None:

@@ -70,6 +70,25 @@ def test_write_atomic_failure_keeps_old_file_and_leaves_no_temp(
     assert _names(tmp_path) == ["report.md"]
 
 
+@pytest.mark.parametrize("write", [write_atomic, write_once])
+def test_text_utf8_cannot_hold_is_one_error_naming_the_file(
+    tmp_path: Path, write: Callable[[Path, str], object]
+) -> None:
+    """A lone surrogate has no UTF-8 form: one write error naming the file and the
+    offset (was a UnicodeEncodeError traceback), the old text intact, no temp file."""
+    target = tmp_path / "repro.py"
+    target.write_text("old\n", encoding="utf-8")
+    with pytest.raises(ArtifactWriteError) as info:
+        write(target, "x = '\ud800'\n")
+    assert str(info.value) == (
+        f"{target}: cannot write (the text holds '\\ud800' at offset 5, "
+        "a lone surrogate that UTF-8 cannot encode)"
+    )
+    assert info.value.errno == errno.EILSEQ
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert _names(tmp_path) == ["repro.py"]
+
+
 @pytest.mark.parametrize(
     ("code", "words"),
     [

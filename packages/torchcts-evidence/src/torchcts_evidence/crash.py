@@ -171,7 +171,10 @@ def write_packet(candidate: Candidate, out_dir: Path) -> list[Path]:
     if packet.get("repro_script"):
         repro = out_dir / f"{stem}.py"
         packet["proposed_rule"] = {**packet["proposed_rule"], "repro": repro.name}
-        _write_shared(repro, packet["repro_script"])
+        # a lone surrogate (a crafted record, a backend's message) has no UTF-8 form;
+        # as a Python escape it stays the same string in the script's literals
+        script = packet["repro_script"].encode("utf-8", "backslashreplace")
+        _write_shared(repro, script)
         written.append(repro)
     if candidate.artifact_text is not None:
         artifact = out_dir / f"{stem}.artifact.json"
@@ -182,7 +185,7 @@ def write_packet(candidate: Candidate, out_dir: Path) -> list[Path]:
     return written
 
 
-def _write_shared(path: Path, text: str) -> None:
+def _write_shared(path: Path, text: str | bytes) -> None:
     # atomic writes start as private temp files (0600); these are meant to be sent
     write_atomic(path, text)
     os.chmod(path, 0o644)

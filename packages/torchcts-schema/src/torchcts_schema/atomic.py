@@ -85,6 +85,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 def _write_temp(path: Path, text: str | bytes, *, fsync: bool) -> Path:
     """A temporary file beside `path` holding `text`; removed again if anything fails."""
+    data = _utf8(path, text)
     tmp: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +94,7 @@ def _write_temp(path: Path, text: str | bytes, *, fsync: bool) -> Path:
         )
         tmp = Path(name)
         try:
-            write_all(fd, text if isinstance(text, bytes) else text.encode("utf-8"))
+            write_all(fd, data)
             if fsync:
                 os.fsync(fd)
             os.fchmod(fd, 0o644)  # mkstemp makes 0600; artifacts are meant to be shared
@@ -108,6 +109,23 @@ def _write_temp(path: Path, text: str | bytes, *, fsync: bool) -> Path:
             _discard(tmp)
         raise
     return tmp
+
+
+def _utf8(path: Path, text: str | bytes) -> bytes:
+    """`text` as UTF-8; a lone surrogate (from a crafted or backend-made string)
+    has no UTF-8 form, and is one `ArtifactWriteError` naming the file, not a
+    traceback."""
+    if isinstance(text, bytes):
+        return text
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # a write error like any other, so a run's write-failure handling sees it
+        why = (
+            f"the text holds {text[exc.start]!r} at offset {exc.start}, "
+            "a lone surrogate that UTF-8 cannot encode"
+        )
+        raise ArtifactWriteError(path, OSError(errno.EILSEQ, why)) from None
 
 
 def _discard(tmp: Path) -> None:
