@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from torchcts_isolate import (
     adaptive_path,
     decide_adaptive,
@@ -208,6 +209,34 @@ def test_torn_journal_line_is_passed_over(tmp_path: Path) -> None:
     assert decide_adaptive(tmp_path, KEY, "2.13.0").isolate(
         "opinfo/add/forward/float32/0"
     )
+
+
+def test_corrupt_middle_journal_line_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A corrupt line before the end is not passed over in silence: the journal is
+    listed as skipped with the line, in the decisions and on the command line, as
+    the loader refuses it; a corrupt crash record nested too deeply is listed too."""
+    path = journal_path(tmp_path, KEY)
+    with JournalWriter(path) as journal:
+        journal.run_start(meta())
+        journal.case(rec("add", Status.CRASHED, SEGV))
+        journal.case(rec("mul", Status.PASSED))
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text(lines[0] + "{broken\n" + "".join(lines[1:]), encoding="utf-8")
+    crashes = tmp_path / f"{KEY}_crashes"
+    crashes.mkdir()
+    (crashes / "deep.json").write_text("[" * 100_000, encoding="utf-8")
+    decisions = decide_adaptive(tmp_path, KEY, "2.13.0")
+    skipped = {s["source"]: s["why"] for s in decisions.skipped}
+    assert skipped[path.name].startswith("line 2 is not valid JSON")
+    assert skipped[f"{KEY}_crashes/deep.json"].startswith(
+        "unreadable (maximum recursion depth exceeded"
+    )
+    args = ["adaptive", str(tmp_path), "--run-key", KEY, "--torch-version", "2.13.0"]
+    assert main(args) == 0  # unreadable files are listed, never fatal (README)
+    out = capsys.readouterr().out
+    assert f"skipped {path.name}: line 2 is not valid JSON" in out
 
 
 def test_set_aside_runlog_counts_against_set_aside_journal(tmp_path: Path) -> None:

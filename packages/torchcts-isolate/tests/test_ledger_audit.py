@@ -176,6 +176,33 @@ def test_audit_missing_inputs_exit_2(tmp_path: Path) -> None:
     assert main(["audit", "--ledger", str(ledger), "--cases", str(tmp_path / "x")]) == 2
 
 
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b"[" * 100_000, "not valid JSON (nested too deeply)"),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
+        (b"{bad", "line 1 column 2: not valid JSON"),
+        (b"\xff\xfe[]", "ledger is not UTF-8 text"),
+    ],
+)
+def test_unreadable_ledger_or_case_list_exits_2_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str
+) -> None:
+    """A ledger or case list that cannot be read as JSON is unreadable input (2, as
+    the README says), in one line: not a RecursionError traceback, not exit 1."""
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(data)
+    assert main(["audit", "--no-packaged", "--ledger", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {bad}: {words}" + err.split(words, 1)[1]
+    assert len(err.strip().splitlines()) == 1
+    if data.startswith(b"["):
+        ledger = write_ledger(tmp_path / "l.json", [])
+        assert main(["audit", "--ledger", str(ledger), "--cases", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+
+
 def test_case_list_forms(tmp_path: Path) -> None:
     """Case lists may be text, JSON ids, CaseSpec dicts or JSON lines."""
     spec = {"case_id": "opinfo/mul/forward/float32/0", "dtype": "float32",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,28 @@ def test_bad_files_name_the_problem(tmp_path: Path, text: str, needle: str) -> N
     with pytest.raises(ArtifactError) as info:
         load_known_crash_rules(path)
     assert needle in str(info.value) and str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        (b"{not json", "line 1 column 2: not valid JSON"),
+        (b"\xff\xfe", "ledger is not UTF-8 text"),
+        (b"[" * 100_000, "not valid JSON (nested too deeply)"),
+    ],
+)
+def test_unreadable_files_are_not_rule_errors(
+    tmp_path: Path, data: bytes, needle: str
+) -> None:
+    """A ledger that cannot be read as JSON is one ArtifactError, not a
+    KnownCrashError (tools exit 2 for it, 1 for a malformed rule); deep nesting is
+    no RecursionError."""
+    path = tmp_path / "known_segfaults.json"
+    path.write_bytes(data)
+    with pytest.raises(ArtifactError, match=re.escape(needle)) as info:
+        load_known_crash_rules(path)
+    assert not isinstance(info.value, KnownCrashError)
+    assert str(info.value).startswith(str(path))
 
 
 def test_missing_file_names_it(tmp_path: Path) -> None:

@@ -164,6 +164,20 @@ def test_a_case_id_recorded_twice_is_refused(
     _expect(path, f"case id '{record(sample=0).case_id}' has more than one record")
 
 
+def test_json_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
+    """100,000 nested brackets in a latest file or a journal line are refused by
+    name, not a RecursionError traceback."""
+    latest = tmp_path / f"{KEY}_latest.json"
+    latest.write_text("[" * 100_000 + "]" * 100_000)
+    _expect(latest, "not valid JSON \\(nested too deeply\\)")
+    path = journal_path(tmp_path / "j", KEY)
+    with JournalWriter(path) as journal:
+        journal.run_start(metadata())
+    with path.open("a") as fh:
+        fh.write("[" * 100_000 + "\n" + "{}\n")
+    _expect(path, "line 2 is not valid JSON \\(nested too deeply\\)")
+
+
 def test_journal_without_run_start(tmp_path: Path) -> None:
     """A journal with cases but no metadata says what it lacks."""
     path = journal_path(tmp_path, KEY)

@@ -200,8 +200,16 @@ def _from_crash_records(
             case_id = data["case_id"]
             crash = data.get("crash") or {}
             version = (data.get("environment") or {}).get("torch_version")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            decisions.skipped.append({"source": source, "why": f"unreadable ({exc})"})
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            RecursionError,  # JSON nested past the parser's depth
+        ) as exc:
+            why = f"unreadable ({exc})"[:300]
+            decisions.skipped.append({"source": source, "why": why})
             continue
         if not isinstance(case_id, str):
             decisions.skipped.append({"source": source, "why": "case_id not a string"})

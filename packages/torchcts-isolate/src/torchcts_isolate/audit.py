@@ -60,6 +60,8 @@ def load_case_list(path: Path) -> list[KnownCase]:
             items = data["cases"] if isinstance(data, dict) else data
         except json.JSONDecodeError:
             items = _json_lines(text, path)
+        except RecursionError:
+            raise ArtifactError(path, "not valid JSON (nested too deeply)") from None
         except KeyError:
             raise ArtifactError(path, "JSON object without a 'cases' list") from None
     else:
@@ -131,6 +133,10 @@ def _json_lines(text: str, path: Path) -> list[Any]:
             except json.JSONDecodeError as exc:
                 raise ArtifactError(
                     path, f"line {number}: neither JSON nor JSON lines ({exc.msg})"
+                ) from None
+            except RecursionError:
+                raise ArtifactError(
+                    path, f"line {number}: not valid JSON (nested too deeply)"
                 ) from None
     return out
 

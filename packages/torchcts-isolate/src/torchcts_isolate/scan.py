@@ -3,8 +3,9 @@
 A full OpInfo run holds tens of thousands of records, most of them ``not_run``;
 building every `CaseRecord` of ten history files would cost every run (and every xdist
 worker) seconds. These readers skip what cannot hold a crash: a history whose counts
-say no case crashed is not decoded, the ``not_run`` block never is, and a journal line
-is parsed only when it says ``"status":"crashed"`` (or is not a case line at all).
+say no case crashed is not decoded, the ``not_run`` block never is, and a journal's
+lines go through the schema's one line parser (`JournalLines`), so a corrupt line is
+refused as every reader refuses it, but a record is built only for a crashed case.
 What they do decode goes through the schema's own decoder, so the records are exact.
 """
 
@@ -19,13 +20,12 @@ from typing import Any
 from torchcts_schema import (
     ArtifactError,
     CaseRecord,
+    JournalLines,
     Status,
     decode_artifact,
     resolve_reference,
 )
 
-_CASE_LINE = '{"type":"case"'
-_CRASHED_LINE = '"status":"crashed"'
 _EMPTY_COMPACT = {"count": 0, "columns": {}}
 
 
@@ -64,37 +64,29 @@ def scan_artifact(path: Path) -> Scan:
 
 
 def scan_journal(path: Path) -> Scan:
-    """A journal (current or set aside); a torn or corrupt line is passed over."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ArtifactError(path, f"cannot read journal ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ArtifactError(path, "journal is not UTF-8 text") from None
-    scan = Scan(path, text=text)
-    for line in text.splitlines():
-        if line.startswith(_CASE_LINE) and _CRASHED_LINE not in line:
-            continue  # the bulk: finished cases that did not crash
+    """A journal (current or set aside). A torn last line is passed over; a corrupt
+    one before it raises `ArtifactError` naming the line, as every reader does."""
+    lines = JournalLines(path)
+    scan = Scan(path, text=lines.text)
+    for _number, item in lines:
         try:
-            item = json.loads(line)
             _apply(scan, item)
-        except (ValueError, KeyError, TypeError, ArtifactError):
-            continue
+        except (ValueError, KeyError, TypeError, AttributeError, ArtifactError):
+            continue  # a line of the right shape with a field it cannot use
     return scan
 
 
 def _apply(scan: Scan, item: dict[str, Any]) -> None:
-    kind = item.get("type")
+    kind = item["type"]
     if kind in ("run_start", "run_end"):
         meta = item["metadata"]
         scan.torch_version = _text(meta.get("torch_version"))
         scan.started_at = _text(meta.get("started_at"))
     elif kind == "diagnostic" and item.get("name") == "interrupted_in_flight":
         scan.interrupted = [str(n) for n in item.get("value") or []]
-    elif kind == "case":
-        record = CaseRecord.from_dict(item["record"])
-        if record.status is Status.CRASHED:
-            scan.crashed.append(record)
+    elif kind == "case" and item["record"].get("status") == Status.CRASHED.value:
+        # the bulk, finished cases that did not crash, is never built into records
+        scan.crashed.append(CaseRecord.from_dict(item["record"]))
 
 
 def _json(path: Path) -> Any:
@@ -104,6 +96,8 @@ def _json(path: Path) -> Any:
         raise ArtifactError(path, f"cannot read ({exc.strerror})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArtifactError(path, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ArtifactError(path, "not valid JSON (nested too deeply)") from None
 
 
 def _text(value: Any) -> str | None:

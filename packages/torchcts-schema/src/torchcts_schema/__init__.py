@@ -55,6 +55,7 @@ from torchcts_schema.installed_torch import TorchNotFound, torch_dir, torch_vers
 from torchcts_schema.integrity import artifact_digest, redigested
 from torchcts_schema.journal import (
     JournalContents,
+    JournalLines,
     JournalWriter,
     journal_path,
     read_journal,
@@ -270,6 +271,7 @@ __all__ = [
     "ExpectedSource",
     "HostIdentity",
     "JournalContents",
+    "JournalLines",
     "JournalWriter",
     "JsonDict",
     "KnownCrashError",

@@ -144,22 +144,51 @@ class JournalContents:
     truncated_tail: bool = False
 
 
+class JournalLines:
+    """A journal's lines as JSON objects, in order: the one parser of journal lines.
+
+    Every reader goes through it, so each refuses the same lines: a line cut short at
+    the very end (a kill mid-write) ends the iteration and sets `truncated_tail`; any
+    other line that is not a JSON object with a ``type`` tag raises `ArtifactError`
+    naming the file and the line (numbered among non-blank lines). `text` is the
+    whole journal, read (and refused when unreadable) on construction.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.text = _read_text(path)
+        self.truncated_tail = False
+
+    def __iter__(self) -> Iterator[tuple[int, JsonDict]]:
+        pieces = self.text.splitlines(keepends=True)
+        number = 0
+        for index, piece in enumerate(pieces):
+            if not piece.strip():
+                continue
+            number += 1
+            try:
+                line = json.loads(piece)
+            except json.JSONDecodeError as exc:
+                if index == len(pieces) - 1 and not piece.endswith("\n"):
+                    self.truncated_tail = True
+                    return
+                raise ArtifactError(
+                    self.path, f"line {number} is not valid JSON ({exc.msg})"
+                ) from None
+            except RecursionError:
+                raise ArtifactError(
+                    self.path, f"line {number} is not valid JSON (nested too deeply)"
+                ) from None
+            if not isinstance(line, dict) or "type" not in line:
+                raise ArtifactError(self.path, f"line {number} has no 'type' tag")
+            yield number, line
+
+
 def read_journal(path: Path) -> JournalContents:
     """Parse a journal; a corrupt middle line is an error naming its line number."""
     contents = JournalContents()
-    lines = list(_lines(path))
-    for number, (text, is_last) in enumerate(lines, start=1):
-        try:
-            line = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if is_last and not text.endswith("\n"):
-                contents.truncated_tail = True
-                break
-            raise ArtifactError(
-                path, f"line {number} is not valid JSON ({exc.msg})"
-            ) from None
-        if not isinstance(line, dict) or "type" not in line:
-            raise ArtifactError(path, f"line {number} has no 'type' tag")
+    lines = JournalLines(path)
+    for number, line in lines:
         try:
             _apply(contents, line)
         except ArtifactError as exc:
@@ -168,6 +197,7 @@ def read_journal(path: Path) -> JournalContents:
             raise ArtifactError(
                 path, f"line {number}: malformed {line['type']} line ({exc})"
             ) from None
+    contents.truncated_tail = lines.truncated_tail
     return contents
 
 
@@ -195,18 +225,14 @@ def _apply(contents: JournalContents, line: JsonDict) -> None:
     # unknown types are skipped on purpose: newer writers may add them
 
 
-def _lines(path: Path) -> Iterator[tuple[str, bool]]:
+def _read_text(path: Path) -> str:
     try:
         with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+            return fh.read()
     except OSError as exc:
         raise ArtifactError(path, f"cannot read journal ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise ArtifactError(path, "journal is not UTF-8 text") from None
-    pieces = text.splitlines(keepends=True)
-    for index, piece in enumerate(pieces):
-        if piece.strip():
-            yield piece, index == len(pieces) - 1
 
 
 def _drop_partial_tail(path: Path) -> None:

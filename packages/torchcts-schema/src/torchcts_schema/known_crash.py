@@ -227,14 +227,17 @@ def validate_rules(
 
 
 def load_known_crash_rules(path: Path | str) -> list[KnownCrashRule]:
-    """Read and validate a ledger file; a missing or bad file raises naming it."""
+    """Read and validate a ledger file. A file that cannot be read as JSON (missing,
+    not UTF-8, not JSON) is an `ArtifactError`, one line; a ledger that breaks the
+    rule schema is a `KnownCrashError` listing every problem. Tools tell the two
+    apart: unreadable input is not a malformed rule."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise KnownCrashError(path, [f"cannot read ledger ({exc.strerror})"]) from None
+        raise ArtifactError(path, f"cannot read ledger ({exc.strerror})") from None
     except UnicodeDecodeError:
-        raise KnownCrashError(path, ["ledger is not UTF-8 text"]) from None
+        raise ArtifactError(path, "ledger is not UTF-8 text") from None
     return parse_known_crash_rules(text, path)
 
 
@@ -244,9 +247,11 @@ def parse_known_crash_rules(text: str, path: Path | str) -> list[KnownCrashRule]
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise KnownCrashError(
-            path, [f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"]
+        raise ArtifactError(
+            path, f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise ArtifactError(path, "not valid JSON (nested too deeply)") from None
     return validate_rules(_rule_list(data, path), path)
 
 

@@ -20,8 +20,9 @@ _SPACE = " \t\r\n"
 
 
 def remove_rules(text: str, rule_ids: Collection[str], where: str | Path) -> str:
-    """`text` without the rules whose ids are in `rule_ids` (`KnownCrashError`
-    naming `where` when the text is no ledger or names an id it lacks)."""
+    """`text` without the rules whose ids are in `rule_ids` (`ArtifactError` naming
+    `where` when the text is not JSON; `KnownCrashError` when it is no ledger or
+    lacks an id)."""
     parse_known_crash_rules(text, where)
     try:
         spans = _rule_spans(text)

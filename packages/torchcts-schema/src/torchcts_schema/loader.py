@@ -170,6 +170,8 @@ def _read_json(path: Path) -> Any:
             path,
             f"corrupted or truncated JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
         ) from None
+    except RecursionError:
+        raise ArtifactError(path, "not valid JSON (nested too deeply)") from None
 
 
 def _is_reference(data: Any) -> bool:
