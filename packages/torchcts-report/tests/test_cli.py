@@ -31,6 +31,20 @@ def test_render_an_artifact_file_and_out_dir(tmp_path, syn):
     assert not (tmp_path / "simdev_x86-64-2cpu.md").exists()
 
 
+def test_render_out_that_is_a_file_says_so(tmp_path, syn, capsys):
+    """--out naming an existing file: one line saying it is a file, not a directory
+    (was 'cannot write (file exists)'), exit 2, the file untouched."""
+    history = syn.write(tmp_path, syn.artifact())
+    taken = tmp_path / "taken"
+    taken.write_text("mine\n")
+    for out in (taken, taken / "sub"):
+        assert main(["render", str(history), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"cannot write ({taken} is a file, not a directory)" in err
+        assert "file exists" not in err and len(err.strip().splitlines()) == 1
+    assert taken.read_text() == "mine\n"
+
+
 def test_render_reference_file_writes_into_results_dir(tmp_path, syn):
     """render of <key>_latest.json (a reference) writes the reports beside it."""
     syn.write(tmp_path, syn.artifact())

@@ -74,6 +74,19 @@ def test_empty_selection_and_bad_manifest_fail(tmp_path: Path) -> None:
     assert len(missing.stderr.strip().splitlines()) == 1
 
 
+def test_a_manifest_that_is_a_directory_is_called_one(tmp_path: Path) -> None:
+    """--manifest naming a directory says so (was 'does not exist'), in one line."""
+    (tmp_path / "manifests").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "manifests"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "manifest manifests is a directory; name the manifest file" in done.stderr
+    assert "does not exist" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(
     "limit",
     [

@@ -89,6 +89,23 @@ def test_text_utf8_cannot_hold_is_one_error_naming_the_file(
     assert _names(tmp_path) == ["repro.py"]
 
 
+@pytest.mark.parametrize("below", ["", "sub/deeper"])
+def test_a_file_where_the_folder_should_be_is_named(tmp_path: Path, below: str) -> None:
+    """Writing into a path whose folder is an existing file names that file as
+    not a directory (was 'cannot write (file exists)'), and leaves it as it was."""
+    taken = tmp_path / "reports"
+    taken.write_text("mine\n", encoding="utf-8")
+    target = taken / below / "run.md" if below else taken / "run.md"
+    with pytest.raises(ArtifactWriteError) as info:
+        write_atomic(target, "text\n")
+    assert (
+        str(info.value)
+        == f"{target}: cannot write ({taken} is a file, not a directory)"
+    )
+    assert info.value.errno == errno.ENOTDIR
+    assert taken.read_text(encoding="utf-8") == "mine\n"
+
+
 @pytest.mark.parametrize(
     ("code", "words"),
     [

@@ -65,6 +65,13 @@ def test_code_is_refused_with_its_line(
     assert not marker.exists()
 
 
+def test_a_directory_is_called_one(tmp_path: Path) -> None:
+    """A directory given as the manifest is named as one (was 'cannot read manifest
+    (Is a directory)')."""
+    with pytest.raises(ManifestError, match="is a directory; name the manifest file"):
+        load_manifest(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [

@@ -259,6 +259,15 @@ def not_utf8(arguments: list[str]) -> str | None:
     return None
 
 
+def _not_a_file(path: Path) -> str:
+    """Why `path` is no manifest file, in the words that are true of it."""
+    if path.is_dir():
+        return "is a directory; name the manifest file (e.g. manifests/cpu.py)"
+    if path.exists():
+        return "is not a regular file"
+    return "does not exist"
+
+
 def _usage(message: str) -> int:
     from torchcts_schema import for_terminal
 
@@ -342,7 +351,7 @@ def _prepare(
     else:
         manifest = options.manifest
     if not manifest.is_file():
-        return usage(f"manifest {manifest} does not exist")
+        return usage(f"manifest {manifest} {_not_a_file(manifest)}")
     try:
         workers = _xdist_workers(manifest)
     except Exception as exc:  # a bad manifest is one clear line, not a traceback

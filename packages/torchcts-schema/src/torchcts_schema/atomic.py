@@ -88,7 +88,7 @@ def _write_temp(path: Path, text: str | bytes, *, fsync: bool) -> Path:
     data = _utf8(path, text)
     tmp: Path | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_parent(path)
         fd, name = tempfile.mkstemp(
             prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
         )
@@ -126,6 +126,19 @@ def _utf8(path: Path, text: str | bytes) -> bytes:
             "a lone surrogate that UTF-8 cannot encode"
         )
         raise ArtifactWriteError(path, OSError(errno.EILSEQ, why)) from None
+
+
+def _make_parent(path: Path) -> None:
+    """The folder `path` goes in; a file in its place is named, not 'file exists'."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        ancestors = (path.parent, *path.parent.parents)
+        blocker = next((p for p in ancestors if p.exists() and not p.is_dir()), None)
+        if blocker is None:
+            raise ArtifactWriteError(path, exc) from None
+        why = f"{blocker} is a file, not a directory"
+        raise ArtifactWriteError(path, NotADirectoryError(errno.ENOTDIR, why)) from None
 
 
 def _discard(tmp: Path) -> None:

@@ -58,6 +58,8 @@ def read_manifest_file(path: Path) -> dict[str, Any]:
     """`read_manifest_source` of a file, with read errors naming it."""
     try:
         text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise ManifestError(path, "is a directory; name the manifest file") from None
     except OSError as exc:
         raise ManifestError(path, f"cannot read manifest ({exc.strerror})") from None
     except UnicodeDecodeError:
