@@ -21,7 +21,7 @@ by the work) watched from outside (``observe.py``). Rows per level:
 - artifact sizes (journal, history, latest snapshot or reference, reports, other).
 
 Level 4 (about 105,000 cases, 4-6 minutes a run on 2 cores) runs only when asked
-(``nox -s bench -- validation --levels 1,2,4``), once whatever ``--rounds`` says.
+(``bin/nox -s bench -- validation --levels 1,2,4``), once whatever ``--rounds`` says.
 """
 
 from __future__ import annotations

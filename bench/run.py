@@ -1,7 +1,7 @@
 """Run the ``bench/bench_*.py`` modules and print one table.
 
 ``python bench/run.py [MODULE ...] [--rounds N] [--levels 1,2,4] [--sizes 60,15,...]``
-(``nox -s bench -- ...``): MODULE names pick modules (``validation`` for
+(``bin/nox -s bench -- ...``): MODULE names pick modules (``validation`` for
 ``bench_validation.py``; all by default); the options go to the modules that take
 them. Each module defines ``rows() -> list[BenchRow]`` or ``rows(options)``.
 Benchmarks measure, they never assert: speed is a product feature tracked here, not

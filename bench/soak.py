@@ -1,4 +1,4 @@
-"""``nox -s soak``: interrupt faulty simdev runs at random moments, resume them, and
+"""``bin/nox -s soak``: interrupt faulty simdev runs at random moments, resume them, and
 check that each resumed result is the uninterrupted one, case for case.
 
 One uninterrupted run of a fixed selection (120 cases of six ops at level 2,

@@ -1,4 +1,4 @@
-"""Verify the committed backend evidence store (run by ``nox -s lint``).
+"""Verify the committed backend evidence store (run by ``bin/nox -s lint``).
 
 Checks ``evidence/backends/`` (or the directory given): every entry against the schema,
 no paths or host identity in any line, file names matching backends, and the index

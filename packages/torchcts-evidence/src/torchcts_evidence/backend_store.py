@@ -1,7 +1,7 @@
 """The canonical backend evidence store: ``evidence/backends/<backend>.jsonl`` + index.
 
 `pack_run` turns one result artifact into path-free entries, one per dispatcher surface
-and expected-result source, and appends them; `check_store` is what ``nox -s lint``
+and expected-result source, and appends them; `check_store` is what ``bin/nox -s lint``
 runs. The index is always rebuilt from the JSONL files, so it can never drift silently.
 """
 

@@ -1,4 +1,4 @@
-"""Verify the committed backend evidence store (what ``nox -s lint`` runs).
+"""Verify the committed backend evidence store (what ``bin/nox -s lint`` runs).
 
 Checks every entry against the schema, every string for paths and this host's
 identity, each file name against its backend, and the index against the files.
