@@ -163,11 +163,20 @@ def test_audit_writes_results_and_check_fails_on_unknown(
 
 
 def test_report_without_audit_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """report before any audit says so in one line."""
-    assert main(["coverage", "report", "--results", str(tmp_path)]) == 2
-    assert "no audit yet" in capsys.readouterr().err
+    """report before any audit says so in one line, with the audit command: at a
+    checkout root it starts with bin/, as the command a person pastes there."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["coverage", "report", "--results", "out"]) == 2
+    err = capsys.readouterr().err
+    assert "no audit yet" in err
+    assert "(run `torchcts-cases coverage audit --results out`)" in err
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / ".launch").write_text("#!/bin/sh\n")
+    assert main(["coverage", "report", "--results", "out"]) == 2
+    err = capsys.readouterr().err
+    assert "(run `bin/torchcts-cases coverage audit --results out`)" in err
 
 
 def test_refresh_after_a_run_reads_the_trace_and_never_traces(

@@ -89,6 +89,35 @@ def test_check_manifest_knows_the_compile_capabilities(
     )
 
 
+@pytest.mark.parametrize(
+    ("checkout", "command"),
+    [(True, "bin/torchcts-cases"), (False, "torchcts-cases")],
+)
+def test_init_manifest_prints_the_check_command_as_pasted(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    checkout: bool,
+    command: str,
+) -> None:
+    """At a checkout root (bin/ holds the launchers) the next step and the manifest's
+    own instructions name bin/torchcts-cases; elsewhere the installed script."""
+    if checkout:
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin" / ".launch").write_text("#!/bin/sh\n")
+    (tmp_path / "manifests").mkdir()
+    monkeypatch.chdir(tmp_path)
+    words = ["--device", "simdev", "--backend-import", "torchcts_simdev"]
+    assert main(["init-manifest", *words, "-o", "manifests/mybackend.py"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == (
+        f"next: `{command} check-manifest manifests/mybackend.py`, then run it"
+    )
+    text = (tmp_path / "manifests" / "mybackend.py").read_text(encoding="utf-8")
+    assert f"Check it with `{command} check-manifest FILE`" in text
+    assert f"`{command} show-skips --manifest FILE`" in text
+
+
 def test_init_refuses_to_overwrite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

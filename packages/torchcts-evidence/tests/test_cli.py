@@ -85,3 +85,28 @@ def test_crash_candidate_and_accept(
     ledger = json.loads((tmp_path / "known_segfaults.json").read_text())
     assert len(ledger["rules"]) == 1
     assert os.path.basename(ledger["rules"][0]["repro"]) == ledger["rules"][0]["repro"]
+
+
+@pytest.mark.parametrize(("checkout", "prefix"), [(True, "bin/"), (False, "")])
+def test_crash_candidate_prints_commands_as_pasted(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    checkout: bool,
+    prefix: str,
+) -> None:
+    """The repro and --accept commands it prints start with bin/ at a checkout root
+    (bin/python: a bare python there has no torch), the installed names elsewhere."""
+    make_project(tmp_path)
+    if checkout:
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin" / ".launch").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["crash-candidate", CRASH_CASE]) == 0
+    stem = "crash-candidate-opinfo-mul-forward-float32-0"
+    lines = capsys.readouterr().out.splitlines()
+    assert f"wrote {stem}.py (standalone: {prefix}python {stem}.py)" in lines
+    assert lines[-1].endswith(
+        f"a maintainer adds it with: {prefix}torchcts-evidence crash-candidate "
+        f"--accept {stem}.json"
+    )

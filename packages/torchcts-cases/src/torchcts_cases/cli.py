@@ -14,6 +14,7 @@ import argparse
 import functools
 import json
 import os
+import shlex
 import sys
 import time
 from collections import Counter
@@ -29,6 +30,8 @@ from torchcts_schema import (
     exit_codes_epilog,
     for_terminal,
     load_manifest,
+    tool_command,
+    tool_prefix_at,
     write_atomic,
 )
 
@@ -283,14 +286,16 @@ def _init(args: argparse.Namespace) -> int:
         args.backend_import,
         marked=args.marked,
         backend_name=args.backend_name,
+        cases_command=tool_command(PROG, tool_prefix_at()),
     )
     load_manifest_text_check(text, args.output)
     write_atomic(args.output, text)
     _print(f"wrote {args.output} ({args.template} template, device {args.device!r})")
+    check = _command("check-manifest", str(args.output))
     if args.marked:
-        _print(f"next: edit it, then `{PROG} check-manifest {args.output}`")
+        _print(f"next: edit it, then `{check}`")
     else:
-        _print(f"next: `{PROG} check-manifest {args.output}`, then run it")
+        _print(f"next: `{check}`, then run it")
     return 0
 
 
@@ -369,13 +374,19 @@ def _listed(spec: CaseSpec) -> dict[str, Any]:
     return data
 
 
+def _command(*words: str) -> str:
+    """A torchcts-cases command as printed: bin/torchcts-cases at a checkout root."""
+    return shlex.join([tool_command(PROG, tool_prefix_at()), *words])
+
+
 def _coverage(args: argparse.Namespace) -> int:
     from torchcts_cases import coverage
 
     summary_path = args.results / COVERAGE_DIR / "summary.json"
     if args.action == "report":
         if not summary_path.exists():
-            raise ValueError(f"{summary_path}: no audit yet (run `coverage audit`)")
+            audit = _command("coverage", "audit", "--results", str(args.results))
+            raise ValueError(f"{summary_path}: no audit yet (run `{audit}`)")
         try:
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
         except ValueError as exc:

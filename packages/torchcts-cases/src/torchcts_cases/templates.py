@@ -138,10 +138,13 @@ def render(
     *,
     marked: bool = True,
     backend_name: str | None = None,
+    cases_command: str = "torchcts-cases",
 ) -> str:
     """The text of a manifest from `template` for `device`.
 
     `marked` ends it with ``TEMPLATE = True`` (a run refuses it until that line goes).
+    `cases_command` starts the commands its docstring gives (``bin/torchcts-cases`` at
+    a checkout root).
     """
     if template not in TEMPLATES:
         raise KeyError(f"unknown template {template!r} (known: {', '.join(TEMPLATES)})")
@@ -167,8 +170,8 @@ def render(
     return f'''"""TorchCTS manifest ({template} template): {t["about"]}.
 
 This file is READ, never executed: only `NAME = literal` assignments are allowed (no
-imports, calls or f-strings). Check it with `torchcts-cases check-manifest FILE` and see
-what will not run, and why, with `torchcts-cases show-skips --manifest FILE`.
+imports, calls or f-strings). Check it with `{cases_command} check-manifest FILE`
+and see what will not run, and why, with `{cases_command} show-skips --manifest FILE`.
 """
 
 # The device type string your backend registers: "cuda", "mps", "xpu", or the name of

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -154,19 +155,26 @@ def _crash_candidate(args: argparse.Namespace) -> int:
         )
     candidate = build_packet(args.results, args.case, identity, run_key=args.run_key)
     written = write_packet(candidate, args.out)
+    prefix = tool_prefix_at()
     for path in written:
-        note = " (standalone: python " + path.name + ")" if path.suffix == ".py" else ""
+        # bin/python at a checkout root: a bare python there has no torch
+        python = shlex.join([tool_command("python", prefix), str(path)])
+        note = f" (standalone: {python})" if path.suffix == ".py" else ""
         _say(f"wrote {path}{note}")
     if not candidate.packet.get("repro_script"):
         _say(
             "the crash record has no standalone repro script; the packet keeps "
             "the repro command"
         )
-    target = written[0]
+    accept = [
+        tool_command(PROG, prefix),
+        "crash-candidate",
+        "--accept",
+        str(written[0]),
+    ]
     _say(
         "review the packet's proposed_rule (reason, owner, review_after), then send "
-        "it; a maintainer adds it with: torchcts-evidence crash-candidate --accept "
-        f"{target.name}"
+        f"it; a maintainer adds it with: {shlex.join(accept)}"
     )
     return 0
 

@@ -215,7 +215,9 @@ def wrap_repro(
         "",
         f"Backend {env.get('backend')} on {env.get('hardware_key')}, PyTorch "
         f"{env.get('torch_version')}. Expected: {expected}.",
-        "Imports torch and the backend only, never TorchCTS. Run: python <this file>.",
+        "Imports torch and the backend only, never TorchCTS. Run it with a Python that",
+        "has both: python <this file> (bin/python <this file> at the root of a TorchCTS",
+        "checkout, whose plain python may have no torch).",
         "Exit status 0 means the crash did not reproduce here.",
         '"""',
         *futures,
