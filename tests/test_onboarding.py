@@ -74,7 +74,7 @@ def test_readme_commands_work_as_printed(tmp_path: Path) -> None:
     manifest = tmp_path / init[init.index("-o") + 1]
     text = manifest.read_text(encoding="utf-8")
     assert "TEMPLATE" not in text.replace("`torchcts-cases init-manifest`", "")
-    assert "BACKEND_IMPORT = 'torchcts_simdev'" in text and text.count("#") > 10
+    assert 'BACKEND_IMPORT = "torchcts_simdev"' in text and text.count("#") > 10
     again = _run(init, tmp_path)  # refuses to overwrite, in one line
     assert again.returncode == 2 and "exists" in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1

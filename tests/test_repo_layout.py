@@ -56,6 +56,38 @@ def test_results_dir_is_ignored_except_readme_and_samples() -> None:
     assert "/results/*" in ignore and "!/results/README.md" in ignore
 
 
+def test_crash_candidate_files_at_the_root_are_ignored_and_not_linted(
+    tmp_path: Path,
+) -> None:
+    """The packet, artifact and repro `torchcts-evidence crash-candidate` writes into
+    the current directory stay out of git and out of `make lint` (a repro is a copy
+    of the case's code, not project code)."""
+    for name in ("pyproject.toml", ".gitignore"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    stem = "crash-candidate-opinfo-exp-forward-float32-0"
+    written = [f"{stem}.json", f"{stem}.artifact.json", f"{stem}.py"]
+    for name in written:
+        (tmp_path / name).write_text("import os,sys\nx = 'unused'  ;  print( x )\n")
+    (tmp_path / "code.py").write_text("x = 1\n")  # something left to lint
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    ignored = subprocess.run(
+        ["git", "-C", str(tmp_path), "check-ignore", *written],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ignored.stdout.split() == written, ignored.stderr
+    for check in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *check, "."],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 def _checker() -> object:
     spec = importlib.util.spec_from_file_location(
         "check_imports", ROOT / "tools" / "check_imports.py"

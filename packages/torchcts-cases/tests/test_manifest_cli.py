@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,32 @@ def test_init_writes_a_valid_template(
     assert "TEMPLATE = True" in text and text.count("#") > 10
     code, output = _check(tmp_path, text, capsys)
     assert code == 0 and "unedited template" in output
+
+
+def test_written_manifests_pass_the_repository_lint(tmp_path: Path) -> None:
+    """Every template, as init and as init-manifest (also with a name holding quotes
+    and a non-ASCII character), is ruff-format clean and passes ruff check under the
+    repository's config, so `make lint` passes after the README's init-manifest."""
+    out = tmp_path / "manifests"
+    out.mkdir()
+    backend = ["--device", "simdev", "--backend-import", "torchcts_simdev"]
+    for template in sorted(TEMPLATES):
+        assert main(["init", "--template", template, "-o", f"{out}/{template}.py"]) == 0
+        written = ["-o", f"{out}/my_{template}.py"]
+        assert main(["init-manifest", "--template", template, *backend, *written]) == 0
+    named = ["--backend-name", 'the "café" backend', "-o", f"{out}/named.py"]
+    assert main(["init-manifest", "--device", "simdev", *named]) == 0
+    config = ["--config", str(REPO / "pyproject.toml")]
+    ruff = [sys.executable, "-m", "ruff"]
+    for check in (["format", "--check", "--diff"], ["check"]):
+        done = subprocess.run(
+            [*ruff, *check, *config, str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_check_manifest_knows_the_compile_capabilities(

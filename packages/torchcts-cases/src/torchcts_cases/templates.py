@@ -9,6 +9,8 @@ BACKEND_NAME stays the placeholder a submission archive refuses unless one is gi
 
 from __future__ import annotations
 
+import json
+
 from torchcts_schema import CAPABILITY_NAMES
 
 TEMPLATES: dict[str, dict[str, object]] = {
@@ -131,6 +133,17 @@ TEMPLATES: dict[str, dict[str, object]] = {
 PLACEHOLDER_BACKEND_NAME = "my backend"  # torchcts-evidence refuses to archive it
 
 
+def _py(value: str | None) -> str:
+    """A literal as ruff format writes it, so a manifest written into the repository
+    passes `make lint` as it is: double quotes unless the text holds only the other
+    kind (JSON's string escapes are Python's too)."""
+    if value is None:
+        return "None"
+    if '"' in value and "'" not in value:
+        return repr(value)
+    return json.dumps(value)
+
+
 def render(
     template: str,
     device: str = "cuda",
@@ -153,10 +166,10 @@ def render(
     assert isinstance(dtypes, dict)
     caps = t["caps"]
     assert isinstance(caps, list)
-    dtype_lines = "\n".join(f"    {k!r}: {v!r}," for k, v in dtypes.items())
-    cap_lines = "\n".join(f"    {c!r}," for c in caps)
-    imp = repr(backend_import)
-    name = repr(backend_name or PLACEHOLDER_BACKEND_NAME)
+    dtype_lines = "\n".join(f"    {_py(k)}: {v!r}," for k, v in dtypes.items())
+    cap_lines = "\n".join(f"    {_py(c)}," for c in caps)
+    imp = _py(backend_import)
+    name = _py(backend_name or PLACEHOLDER_BACKEND_NAME)
     if marked:
         marker = (
             "# This is an unedited template. Delete this line once the manifest "
@@ -176,7 +189,7 @@ and see what will not run, and why, with `{cases_command} show-skips --manifest 
 
 # The device type string your backend registers: "cuda", "mps", "xpu", or the name of
 # your PrivateUse1 backend.
-DEVICE = {device!r}
+DEVICE = {_py(device)}
 BACKEND_NAME = {name}
 
 # A module imported before the run that registers the backend (None for built-ins).
@@ -217,7 +230,6 @@ DTYPES = {{
 # compile without graph breaks or recompiles: they fail instead of being reported),
 # bits_dtypes (torch.bits8/bits16 containers: bytes that only move), quantized
 # (quantize_per_tensor/per_channel tensors carrying a scale and zero point).
-# compile without graph breaks or recompiles: they fail instead of being reported).
 # memory (large tensors within RESOURCE_LIMITS memory_mb, against CPU) and device_api
 # (torch.<device>: is_available, device_count, synchronize, current_device), with
 # their paths: memory_stats (memory_allocated, max_memory_allocated,
