@@ -5,13 +5,16 @@ With the manifest allowing fallback, atan2 passes, its record names the overload
 and the scorecard, the summary line and ``--json`` count it apart from the native
 pass; with ``CPU_FALLBACK = "forbid"`` the same case fails as implement_or_declare,
 naming the overload, and explain says why. Two real runs (-n 0, one dtype, two ops):
-about 15 s each, most of it importing torch and running the probes.
+about 15 s each, most of it importing torch and running the probes. A third runs the
+README's example as printed and finds the summary line the README shows.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +24,7 @@ from torchcts_schema import NextFix, Status, load_result
 
 pytestmark = pytest.mark.timeout(900)
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
 ATAN2 = "opinfo/atan2/forward/float32/0"
 MUL = "opinfo/mul/forward/float32/0"
 PROFILE = {
@@ -118,3 +122,32 @@ def test_a_forbidden_fallback_fails_as_implement_or_declare(
         timeout=120,
     )
     assert "cpu fallback: aten::atan2.out" in explain.stdout, explain.stderr
+
+
+def test_the_readme_example_prints_what_the_readme_says(tmp_path: Path) -> None:
+    """The README's try-it command, run as printed (manifests/simdev.py, demo
+    profile), prints the summary line the README shows and exits 1 for its error."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Passes through a CPU fallback", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    command, said = block.group(1).splitlines()[:2]
+    words = shlex.split(command)
+    assert words[0] == "bin/torchcts-run", command
+    (tmp_path / "manifests").symlink_to(ROOT / "manifests")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHCTS_")}
+    done = subprocess.run(
+        [str(BIN / "torchcts-run"), *words[1:]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    output = done.stdout + done.stderr
+    summary = re.escape(said.removeprefix("# "))
+    summary = summary.replace(re.escape("<hardware key>"), "[a-z0-9-]+")
+    assert re.search(f"^{summary}$", output, re.M), output[-3000:]
+    complete = "torchcts-run: run complete; 1 case(s) did not pass (1 error)"
+    assert complete in " ".join(section.split())  # the prose's line, unwrapped
+    assert done.returncode == 1 and complete in output
