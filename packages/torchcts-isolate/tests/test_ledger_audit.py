@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -222,3 +224,35 @@ def test_case_list_forms(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('[{"id": 1}]', encoding="utf-8")
     with pytest.raises(ArtifactError, match="case 0"):
         load_case_list(tmp_path / "bad.json")
+
+
+def test_readme_example_rule_is_valid_and_its_repro_names_real_things(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's example rule validates, audit matches it to exp's float32 cases,
+    and its repro is a runnable command: a profile simdev ships with a segfault in
+    exp, the simdev manifest, and a node id the rule matches."""
+    repo = Path(__file__).resolve().parents[3]
+    readme = (repo / "packages" / "torchcts-isolate" / "README.md").read_text()
+    block = re.search(r"```json\n(.*?)```", readme, re.S)
+    assert block is not None
+    ledger = write_ledger(tmp_path / "ledger.json", json.loads(block.group(1))["rules"])
+    (example,) = load_known_crash_rules(ledger)
+    cases = tmp_path / "cases.txt"
+    cases.write_text("opinfo/exp/forward/float32/0\nopinfo/exp/forward/float64/0\n")
+    args = ["audit", "--ledger", str(ledger), "--cases", str(cases)]
+    assert main([*args, "--backend", "simdev", "--torch-version", "2.13.0"]) == 0
+    out = capsys.readouterr().out
+    assert "matches 1 case(s)\n  opinfo/exp/forward/float32/0\n" in out
+    setting, tool, *words = shlex.split(example.repro)
+    name, profile = setting.split("=")
+    assert (name, tool) == ("TORCHCTS_SIMDEV_PROFILE", "torchcts-run")
+    simdev = repo / "packages" / "torchcts-simdev" / "src" / "torchcts_simdev"
+    rules = json.loads((simdev / "profiles" / f"{profile}.json").read_text())["rules"]
+    assert any(
+        r["op"] == "aten::exp.out" and r["fault"] == "segfault" for r in rules
+    ), rules
+    assert words[:2] == ["--manifest", "manifests/simdev.py"]
+    assert (repo / words[1]).is_file()
+    (node_id,) = words[2:]
+    assert example.matches(case_id=node_id.removeprefix("torchcts::"))
