@@ -22,6 +22,7 @@ import torchcts_isolate.cli as isolate_cli
 import torchcts_report.cli as report_cli
 import torchcts_runner.cli as runner_cli
 from torchcts_runner.options import add_options
+from torchcts_runner.run_judgement import EXIT_CODES
 
 TOOLS: dict[str, Any] = {
     "torchcts-cases": cases_cli,
@@ -102,6 +103,19 @@ def test_run_help_lists_its_options_before_pytest(capsys: Any) -> None:
     for flag in flags:
         assert f"\n  {flag}" in text, flag
     assert text.index("--fail-on") < text.index("Other arguments go to pytest")
+
+
+def test_readmes_list_the_exit_codes_run_help_lists() -> None:
+    """The README's exit statuses and the runner README's table name exactly the codes
+    of `torchcts-run --help` (EXIT_CODES)."""
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    listed = readme.split("`make run` exits with the run's status", 1)[1]
+    listed = listed.split("`bin/torchcts-run --help` lists them", 1)[0]
+    assert {int(n) for n in re.findall(r"\b\d+\b", listed)} == set(EXIT_CODES)
+    runner = (root / "packages" / "torchcts-runner" / "README.md").read_text()
+    rows = re.findall(r"^\| ([\d, ]+) \|", runner, re.M)
+    assert {int(n) for row in rows for n in row.split(",")} == set(EXIT_CODES)
 
 
 class _Group:
