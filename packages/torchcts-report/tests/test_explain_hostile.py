@@ -10,7 +10,13 @@ import pytest
 from report_factories import Synthetic
 from torchcts_report.cli import main
 from torchcts_report.explain import explain_case, render_explanation
-from torchcts_schema import ArtifactError, Status, write_history, write_reference
+from torchcts_schema import (
+    ArtifactError,
+    NotRunReason,
+    Status,
+    write_history,
+    write_reference,
+)
 from torchcts_schema.layout import ResultsLayout
 
 
@@ -105,3 +111,26 @@ def test_two_runs_of_the_case_are_named_and_one_is_chosen(
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "no run of run key 'nope' here has a record of case" in err
+
+
+def test_a_case_the_run_recorded_as_not_run_is_explained(tmp_path: Path) -> None:
+    """A not_run record is a record: explain shows its status and why (it said 'no
+    run here has a record of case', although the scorecard uses such cases as its
+    examples)."""
+    results = tmp_path / "results"
+    results.mkdir()
+    record = Synthetic.record(
+        "div",
+        "bfloat16",
+        Status.NOT_RUN,
+        source=None,
+        not_run_reason=NotRunReason.DTYPE_NOT_SUPPORTED,
+        detail="op not matched by DTYPES['bfloat16']",
+    )
+    artifact = Synthetic.artifact([record])
+    key = artifact.metadata.run_key
+    history = write_history(results, key, artifact)
+    write_reference(ResultsLayout(results, key).latest, history)
+    text = render_explanation(explain_case(results, "opinfo/div/forward/bfloat16/0"))
+    assert "status: not_run" in text
+    assert "detail: op not matched by DTYPES['bfloat16']" in text

@@ -64,7 +64,7 @@ def explain_case(
             if run_key is not None and key != run_key:
                 continue
             artifact = load_result(folder, run_key=key)
-            record = next((r for r in artifact.results if r.case_id == case_id), None)
+            record = next((r for r in artifact.records if r.case_id == case_id), None)
             if record is None:
                 continue
             found.append(
@@ -121,7 +121,7 @@ def _history(
     rows = []
     for path in ResultsLayout(folder, key).glob("history"):
         artifact = load_result(path)
-        record = next((r for r in artifact.results if r.case_id == case_id), None)
+        record = next((r for r in artifact.records if r.case_id == case_id), None)
         if record is not None:
             rows.append(
                 {
