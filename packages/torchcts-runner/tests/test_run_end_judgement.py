@@ -39,3 +39,16 @@ def test_no_session_end_with_a_clean_code_is_abnormal(
     pass."""
     assert run_judgement.judge(0, None, set()) == run_judgement.INTERNAL
     assert "ended abnormally" in capsys.readouterr().out
+
+
+def test_a_signal_before_the_session_began_is_its_exit_status(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_child hands over 128 + the signal when a SIGINT or SIGTERM reached the
+    run before pytest's session began (no status file): that is the exit status,
+    with how to continue, never "ended abnormally" (exit 3)."""
+    monkeypatch.setenv(USER_COMMAND_ENV, "torchcts-run --manifest m.py")
+    assert run_judgement.judge(128 + signal.SIGINT, None, set()) == 130
+    out = capsys.readouterr().out
+    assert "interrupted by SIGINT before the session began" in out
+    assert out.strip().endswith("torchcts-run --manifest m.py --resume")

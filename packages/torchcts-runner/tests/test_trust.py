@@ -250,6 +250,50 @@ def test_same_fault_same_status_in_every_isolation_mode(
     assert "\ud800" in hostile.exception_message
 
 
+SWALLOWING_PLUGIN = """
+import os, signal, time
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    # as code starting xdist's workers can: a Ctrl-C arrives and is caught there
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(2)
+    except KeyboardInterrupt:
+        pass
+"""
+
+
+def test_a_ctrl_c_swallowed_during_start_up_still_ends_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    """A SIGINT that arrives while the session starts, and that code there catches
+    (a Ctrl-C during xdist's worker start-up was lost and the run went on to its
+    end, exit 1), ends the run before its first case: exit 130, resumable."""
+    write_manifest(pytester, ["ok", "wrong"])
+    (pytester.path / "m.py").write_text((pytester.path / "manifest.py").read_text())
+    (pytester.path / "swallow_sigint.py").write_text(SWALLOWING_PLUGIN)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(HERE), str(pytester.path), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    env.pop("PYTEST_XDIST_WORKER", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "m.py",
+         "--torchcts-case-source", "fakecases", "--quiet", "-n", "0",
+         "-p", "swallow_sigint"],
+        cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 130, out
+    snapshot = load_result(pytester.path / "results")
+    assert snapshot.metadata.interrupted_by == "SIGINT"
+    assert snapshot.results == []  # no case ran
+
+
 def test_resume_refuses_a_journal_of_another_run(pytester: pytest.Pytester) -> None:
     """--resume with another per-case limit names what differs and runs nothing."""
     write_manifest(pytester, ["ok", "gilhang"], RESOURCE_LIMITS={"case_timeout_s": 1})

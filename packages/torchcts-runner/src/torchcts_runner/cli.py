@@ -436,10 +436,12 @@ def run_child(
                 "--torchcts-status-file",
                 str(status_file),
             ]
-            code = _call_through_signals(command, stdout=stdout)
+            code, received = _call_through_signals(command, stdout=stdout)
             status = read_status(status_file)
-            if status is None or status.get("ended") is not False:
-                return code, status
+            if status is None and received:  # interrupted before the session began
+                return 128 + received[0], None
+            if status is None or status.get("ended") is not False or received:
+                return code, status  # a Ctrl-C also means: no continuation
             why = continuation(code, status, continue_on) if continue_on else None
             if why is None:
                 return code, None  # the session did not end
@@ -457,7 +459,11 @@ def on_workers(args: list[str], workers: str) -> list[str]:
     return out
 
 
-def _call_through_signals(command: list[str], *, stdout: int | None = None) -> int:
+def _call_through_signals(
+    command: list[str], *, stdout: int | None = None
+) -> tuple[int, list[int]]:
+    """The child's exit status and the SIGINT/SIGTERM this process received while
+    it ran (the child, in the same process group, received a SIGINT too)."""
     proc = subprocess.Popen(command, stdout=stdout)
     received: list[int] = []
 
@@ -470,7 +476,7 @@ def _call_through_signals(command: list[str], *, stdout: int | None = None) -> i
     try:
         while True:
             try:
-                return proc.wait()
+                return proc.wait(), received
             except InterruptedError:  # pragma: no cover - PEP 475 retries for us
                 continue
     finally:

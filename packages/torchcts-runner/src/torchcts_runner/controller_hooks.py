@@ -47,7 +47,11 @@ from torchcts_runner.device_environment import prepare_environment
 from torchcts_runner.device_memory import MemoryTally
 from torchcts_runner.hardware import hardware_key
 from torchcts_runner.heap import end_start_up, freeze_start_up, keep_no_phase_reports
-from torchcts_runner.interrupts import install_interrupt_handlers, interrupted_by
+from torchcts_runner.interrupts import (
+    install_interrupt_handlers,
+    interrupted_by,
+    raise_if_interrupted,
+)
 from torchcts_runner.items import (
     RECORD_PROPERTY,
     record_of,
@@ -82,6 +86,8 @@ class ControllerRole(ControllerEnd):
     def __init__(self, config: pytest.Config, settings: RunSettings) -> None:
         self.config = config
         self.settings = settings
+        # from the start: a Ctrl-C while xdist starts its workers is not lost
+        install_interrupt_handlers()
         prepare_environment(settings.device)  # before workers, children and metadata
         self.hardware_key = hardware_key(settings.device)
         self.run_key = make_run_key(settings.device, self.hardware_key)
@@ -238,6 +244,7 @@ class ControllerRole(ControllerEnd):
             write_start_status(Path(status_file), self.workers.to_dict())
         self.handling.publish()
         install_interrupt_handlers()
+        raise_if_interrupted()  # one that arrived during start-up ends the run here
         executor = self.local_executor
         self.probes = probe_phase(
             s,

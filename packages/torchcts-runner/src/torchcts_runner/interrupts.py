@@ -55,6 +55,16 @@ def install_interrupt_handlers(on_signal: Callable[[int], None] | None = None) -
     signal.signal(signal.SIGTERM, handler)
 
 
+def raise_if_interrupted() -> None:
+    """A SIGINT or SIGTERM arrived before the run began (the handlers are installed
+    when the controller starts, and code that catches KeyboardInterrupt, such as
+    xdist's worker set-up, may have swallowed it): end the session now, as
+    interrupted, instead of running every case."""
+    signum = interrupted_by()
+    if signum is not None:
+        raise RunInterrupted(f"run interrupted by {signal.Signals(signum).name}")
+
+
 def ignore_interrupts() -> None:
     """In an xdist worker: the controller decides when the worker ends."""
     if threading.current_thread() is threading.main_thread():
@@ -104,5 +114,6 @@ __all__ = [
     "ignore_interrupts",
     "install_interrupt_handlers",
     "interrupted_by",
+    "raise_if_interrupted",
     "user_interrupted",
 ]

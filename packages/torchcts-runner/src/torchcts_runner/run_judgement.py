@@ -33,6 +33,15 @@ EXIT_CODES = {
 def judge(code: int, status: dict[str, object] | None, fail_on: set[str]) -> int:
     """The exit status of a run from pytest's code and the plugin's status file."""
     if status is None:
+        if code > 128:  # a SIGINT/SIGTERM before the session began (`run_child`)
+            print(
+                f"torchcts-run: interrupted by {_signal_name(code - 128)} before the "
+                "session began; the journal keeps whatever an earlier part of the run "
+                "recorded: continue with: "
+                f"{resume_command(os.environ.get(USER_COMMAND_ENV, ''))}",
+                flush=True,
+            )
+            return code
         if code in (0, 1):
             print(
                 "torchcts-run: the run ended abnormally (no session end); the journal "
