@@ -160,3 +160,30 @@ def test_dtype_claims_matches_segment_or_name(
 ) -> None:
     """A DTYPES regex claims an op when it fully matches its segment or its name."""
     assert dtype_claims(support, op, name) is claimed
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            'DTYPES = {\n  "float16": True,\n  "float32": True,\n  "float16": False,\n}\n',
+            "line 4: DTYPES names the key 'float16' twice",
+        ),
+        (
+            'RESOURCE_LIMITS = {"case_timeout_s": 5, "case_timeout_s": 500}\n',
+            "line 1: RESOURCE_LIMITS names the key 'case_timeout_s' twice",
+        ),
+        (  # nested: a known-crash rule's own dict
+            'OPS = {"include": ["add"], "rules": [{"op": "a", "op": "b"}]}\n',
+            "line 1: OPS names the key 'op' twice",
+        ),
+    ],
+)
+def test_a_dict_that_names_a_key_twice_is_refused(
+    source: str, message: str, tmp_path: Path
+) -> None:
+    """Python keeps the last of two equal keys without a word: a dtype's claim or
+    a limit would be decided by which line came last. Refused with the line."""
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        read_manifest_source(source, tmp_path / "manifest.py")
+    read_manifest_source('DTYPES = {"float16": True, "float32": True}\n', "m.py")

@@ -51,7 +51,29 @@ def read_manifest_source(text: str, where: str | Path) -> dict[str, Any]:
                 f"line {node.lineno}: {name} is not a literal (code such as calls, names "
                 f"or f-strings is not allowed in a manifest)",
             ) from None
+        _refuse_repeated_keys(value, name, where)
     return values
+
+
+def _refuse_repeated_keys(value: ast.expr, name: str, where: str | Path) -> None:
+    """A dict literal that names a key twice keeps only the last value, silently:
+    ``DTYPES = {"float16": True, ..., "float16": False}`` would decide a dtype by
+    which line came last. Refused, with the line of the second one."""
+    for node in ast.walk(value):
+        if not isinstance(node, ast.Dict):
+            continue
+        seen: list[Any] = []
+        for key in node.keys:
+            if key is None:  # ``**x``: literal_eval has refused it already
+                continue
+            found = ast.literal_eval(key)
+            if found in seen:
+                raise ManifestError(
+                    where,
+                    f"line {key.lineno}: {name} names the key {found!r} twice (a "
+                    "dict keeps only the last)",
+                )
+            seen.append(found)
 
 
 def read_manifest_file(path: Path) -> dict[str, Any]:
