@@ -12,12 +12,9 @@ import argparse
 import contextlib
 import os
 import shlex
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import FrameType
 from typing import NamedTuple
 
 from torchcts_schema import (
@@ -30,6 +27,7 @@ from torchcts_schema import (
 )
 
 from torchcts_runner import __version__
+from torchcts_runner.child_signals import ChildSignals
 from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
 from torchcts_runner.run_folder import USER_COMMAND_ENV
@@ -424,7 +422,10 @@ def run_child(
     process is continued once, with ``--resume`` on that many xdist workers
     (`continuation` says when).
     """
-    with tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp,
+        ChildSignals() as signals,
+    ):
         status_file = Path(tmp) / "status.json"
         while True:
             status_file.unlink(missing_ok=True)
@@ -436,7 +437,8 @@ def run_child(
                 "--torchcts-status-file",
                 str(status_file),
             ]
-            code, received = _call_through_signals(command, stdout=stdout)
+            code = signals.call(command, stdout=stdout)
+            received = signals.received
             status = read_status(status_file)
             if status is None and received:  # interrupted before the session began
                 return 128 + received[0], None
@@ -457,31 +459,6 @@ def on_workers(args: list[str], workers: str) -> list[str]:
     where = out.index("-n")
     out[where + 1] = workers
     return out
-
-
-def _call_through_signals(
-    command: list[str], *, stdout: int | None = None
-) -> tuple[int, list[int]]:
-    """The child's exit status and the SIGINT/SIGTERM this process received while
-    it ran (the child, in the same process group, received a SIGINT too)."""
-    proc = subprocess.Popen(command, stdout=stdout)
-    received: list[int] = []
-
-    def forward(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-        if signum == signal.SIGTERM and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)  # a SIGINT reached the group already
-
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        while True:
-            try:
-                return proc.wait(), received
-            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-                continue
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 if __name__ == "__main__":
