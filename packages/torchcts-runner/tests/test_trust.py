@@ -294,6 +294,19 @@ def test_a_ctrl_c_swallowed_during_start_up_still_ends_the_run(
     assert snapshot.results == []  # no case ran
 
 
+def test_resume_with_nothing_to_resume_says_so(pytester: pytest.Pytester) -> None:
+    """--resume where no run of this key wrote a journal (a mistyped --results) runs
+    the whole selection afresh: said in the header, not silently."""
+    write_manifest(pytester, ["ok"])
+    result = pytester.runpytest_subprocess(*run_args("--torchcts-resume"))
+    assert result.ret == 0, result.stdout.str()
+    result.stderr.fnmatch_lines(
+        [
+            "TorchCTS: --resume: no journal of * nothing to continue: this is a fresh run*"
+        ]
+    )
+
+
 def test_resume_refuses_a_journal_of_another_run(pytester: pytest.Pytester) -> None:
     """--resume with another per-case limit names what differs and runs nothing."""
     write_manifest(pytester, ["ok", "gilhang"], RESOURCE_LIMITS={"case_timeout_s": 1})

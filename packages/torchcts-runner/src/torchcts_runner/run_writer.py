@@ -121,6 +121,11 @@ class RunWriter:
         manifest, backend options or fault profile, torch version or selection.
         """
         path = self.journal_file
+        if resume and not path.exists():  # a wrong --results would rerun everything
+            self.previous_journal_note = (
+                f"--resume: no journal of {self.run_key} in this results folder, so "
+                "nothing to continue: this is a fresh run (check --results)"
+            )
         if not resume or not path.exists():
             return None
         try:
