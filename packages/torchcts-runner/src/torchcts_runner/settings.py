@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from torchcts_schema import NODE_PREFIX, RESOURCE_LIMIT_MAX, Manifest, load_manifest
+from torchcts_schema import (
+    NODE_PREFIX,
+    RESOURCE_LIMIT_MAX,
+    Manifest,
+    load_manifest,
+    range_problem,
+)
 
 from torchcts_runner.casesource import CaseSource
 from torchcts_runner.defaults import DEFAULT_CASE_TIMEOUT_S
@@ -137,9 +143,9 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     except SelectionError as exc:
         raise pytest.UsageError(str(exc)) from None
     timeout = config.getoption("torchcts_case_timeout")
-    most = RESOURCE_LIMIT_MAX["case_timeout_s"]
-    if timeout is not None and not 0 < timeout <= most:
+    if timeout is not None and range_problem("case_timeout_s", timeout):
         # the manifest's range: past it setitimer overflows in the first case
+        most = RESOURCE_LIMIT_MAX["case_timeout_s"]
         raise pytest.UsageError(
             f"--torchcts-case-timeout {timeout}: must be above 0 and at most {most:,}"
         )

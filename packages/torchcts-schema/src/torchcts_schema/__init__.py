@@ -137,7 +137,7 @@ from torchcts_schema.manifest_edit import (
     ops_regex,
     unified_patch,
 )
-from torchcts_schema.manifest_limits import RESOURCE_LIMIT_MAX
+from torchcts_schema.manifest_limits import RESOURCE_LIMIT_MAX, range_problem
 from torchcts_schema.manifest_reader import (
     manifest_digest,
     read_manifest_file,
@@ -331,6 +331,7 @@ __all__ = [
     "ops_regex",
     "parse_known_crash_rules",
     "pick_results_dir",
+    "range_problem",
     "read_journal",
     "read_manifest_file",
     "read_manifest_source",

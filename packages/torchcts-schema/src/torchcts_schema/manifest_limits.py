@@ -48,7 +48,7 @@ def check_limits(value: Any, path: Path) -> dict[str, float]:
                 f"RESOURCE_LIMITS: unknown key {key!r:.60} "
                 f"(known: {', '.join(RESOURCE_LIMIT_KEYS)})",
             )
-        problem = _range_problem(key, number)
+        problem = range_problem(key, number)
         if problem:
             raise ManifestError(
                 path, f"RESOURCE_LIMITS.{key}: {number!r:.60} {problem}"
@@ -56,8 +56,9 @@ def check_limits(value: Any, path: Path) -> dict[str, float]:
     return dict(value)
 
 
-def _range_problem(key: str, number: Any) -> str | None:
-    """Why `number` is not a value of `key` (None: it is)."""
+def range_problem(key: str, number: Any) -> str | None:
+    """Why `number` is not a value of `key` (None: it is); the one range rule, for
+    the manifest and for the options that override it."""
     most = RESOURCE_LIMIT_MAX[key]
     if key in WHOLE_NUMBER_LIMITS:
         if isinstance(number, bool) or not isinstance(number, int):
