@@ -35,10 +35,14 @@ class RunInterrupted(KeyboardInterrupt):
     """A user's SIGINT or SIGTERM (pytest ends the session as interrupted)."""
 
 
+def _interruption(signum: int) -> RunInterrupted:
+    # not "KeyboardInterrupt" by name: pytest then prints one line, no location dump
+    return RunInterrupted(f"run interrupted by {signal.Signals(signum).name}")
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
-    # not "KeyboardInterrupt" by name: pytest then prints one line, no location dump
-    raise RunInterrupted(f"run interrupted by {signal.Signals(signum).name}")
+    raise _interruption(signum)
 
 
 def install_interrupt_handlers(on_signal: Callable[[int], None] | None = None) -> None:
@@ -62,7 +66,7 @@ def raise_if_interrupted() -> None:
     interrupted, instead of running every case."""
     signum = interrupted_by()
     if signum is not None:
-        raise RunInterrupted(f"run interrupted by {signal.Signals(signum).name}")
+        raise _interruption(signum)
 
 
 def ignore_interrupts() -> None:
