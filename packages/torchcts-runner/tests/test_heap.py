@@ -19,7 +19,9 @@ from torchcts_runner.heap import (
 def collector() -> Iterator[None]:
     """Leave the test process's collector as it was."""
     enabled = gc.isenabled()
+    callbacks = list(gc.callbacks)
     yield
+    gc.callbacks[:] = callbacks
     gc.unfreeze()
     if enabled:
         gc.enable()
@@ -36,6 +38,38 @@ def test_start_up_freezes_what_is_alive_and_keeps_collecting(collector: None) ->
     cycle.append(cycle)
     del cycle
     assert gc.collect() >= 1  # made after the freeze: still collected
+
+
+def test_a_full_collection_after_start_up_freezes_what_it_found_alive(
+    collector: None,
+) -> None:
+    """After start-up, a full collection frees every unreachable cycle, then what
+    survived leaves the generations a later full collection scans; what is made
+    after it is scanned (and collected) as before."""
+    gc.unfreeze()
+    freeze_start_up()
+    frozen = gc.get_freeze_count()
+    kept = [[] for _ in range(1000)]
+    cycle: list[object] = []
+    cycle.append(cycle)
+    del cycle
+    assert gc.collect() >= 1  # the cycle: collected, never frozen
+    assert gc.get_freeze_count() >= frozen + len(kept)
+    assert not any(o is kept for o in gc.get_objects())  # no longer scanned
+    later: list[object] = []
+    later.append(later)
+    del later
+    assert gc.collect() >= 1
+    freeze_for_exit()
+    assert len([c for c in gc.callbacks if "freeze" in getattr(c, "__name__", "")]) == 0
+
+
+def test_start_up_installs_the_freeze_once(collector: None) -> None:
+    """Two start-ups in one process (a worker that is also asked again) add one."""
+    before = len(gc.callbacks)
+    freeze_start_up()
+    freeze_start_up()
+    assert len(gc.callbacks) == before + 1
 
 
 def test_exit_freezes_and_stops_collecting(collector: None) -> None:
