@@ -3,14 +3,16 @@ re-armed by a timestamp, notified only for an earlier deadline."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from torchcts_runner import timeouts
-from torchcts_runner.timeouts import Watchdog, case_deadline
+from torchcts_runner.timeouts import CaseTimeout, Watchdog, case_deadline
 
 
 def _until_sleeping(watchdog: Watchdog) -> None:
@@ -167,3 +169,32 @@ def test_importing_tells_an_import_from_the_scripts_own_top_level() -> None:
     `<module>` frames, which are not an import."""
     assert not timeouts.importing(sys._getframe())
     assert not timeouts.importing(None)
+
+
+@pytest.mark.parametrize("kind", ["python", "ignore", "default"])
+def test_the_alarm_handler_before_a_case_is_back_after_it(kind: str) -> None:
+    """Whatever held SIGALRM before a case holds it after (a plugin's handler,
+    SIG_IGN, SIG_DFL), as `signal.getsignal` reports it."""
+
+    def theirs(signum: int, frame: object) -> None:
+        return None
+
+    handler: Any = {
+        "python": theirs,
+        "ignore": signal.SIG_IGN,
+        "default": signal.SIG_DFL,
+    }[kind]
+    saved = signal.signal(signal.SIGALRM, handler)
+    try:
+        with case_deadline(30, lambda: None):
+            assert signal.getsignal(signal.SIGALRM) not in (handler, saved)
+        assert signal.getsignal(signal.SIGALRM) == handler
+    finally:
+        signal.signal(signal.SIGALRM, saved)
+
+
+def test_the_limit_still_raises_in_python_code() -> None:
+    """The handler installed per case is the one that fires."""
+    with pytest.raises(CaseTimeout), case_deadline(0.05, lambda: None):
+        while True:
+            pass
