@@ -7,7 +7,8 @@ the "device", so plugin mechanics can be tested without the real case generator:
 ok, wrong, unsupported, notimpl_msg, boom, oracle, skip, segv, abort, exit, sigkill,
 pyhang, hang (a hang Python signals cannot interrupt), gilhang (one holding the
 GIL, so no Python thread runs either), slow, sleepy, stormsegv (every worker
-segfaults at once), sysexit, kbint, hostile (a 1 MB message with a lone surrogate,
+segfaults at once), sysexit, kbint, chatty and chattywrong (print to stdout and
+fd 2; the second is also wrong), hostile (a 1 MB message with a lone surrogate,
 NUL and escape sequences), memblow (allocates until a memory limit stops it), poison
 (a device fault that leaves the fake device broken for the process), stealth (breaks
 it without raising); with FAKE_DEVICE_UNUSABLE set the device never works. As a
@@ -213,6 +214,11 @@ class PreparedCase:
             return [float(len(chunks))]
         if op == "threads":  # the intra-op thread variables this process started with
             return [_STARTED_WITH.get(name, "unset") for name in _THREAD_VARIABLES]
+        if op in ("chatty", "chattywrong"):  # what a backend prints is captured
+            print(f"chatty stdout {self.spec.case_id}")
+            os.write(2, f"chatty fd2 {self.spec.case_id}\n".encode())
+            if op == "chattywrong":
+                return [0.0]
         if op == "configured":
             return self.reference() if BACKEND_STATE.get("configured") else [0.0]
         return self.reference()

@@ -111,6 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("torchcts_manifest", None):
         return  # inert: nothing below is imported unless asked for
     from torchcts_runner.auto_workers import controller_for
+    from torchcts_runner.case_protocol import CaseProtocol
     from torchcts_runner.executor_hooks import ExecutorRole
     from torchcts_runner.settings import resolve_settings
     from torchcts_runner.xdist_hooks import XdistControllerHooks
@@ -129,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
             warm=config.stash.get(WARM_START, None),
         )
         config.pluginmanager.register(executor, "torchcts-executor")
+        config.pluginmanager.register(CaseProtocol(), "torchcts-case-protocol")
         return
     controller = controller_for(config, settings)
     config.pluginmanager.register(controller, "torchcts-controller")
@@ -149,3 +151,4 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     controller.local_executor = executor
     config.pluginmanager.register(executor, "torchcts-executor")
+    config.pluginmanager.register(CaseProtocol(), "torchcts-case-protocol")
