@@ -20,7 +20,7 @@ from torchcts_cases.legal import judge_legal, strides_are_contract
 from torchcts_cases.opinfo_source import find_op
 from torchcts_cases.replay import capture, load
 from torchcts_cases.tolerances import tolerance_for
-from torchcts_cases.transfer import to_host
+from torchcts_cases.transfer import to_device, to_host
 from torchcts_schema import CAPABILITY_NAMES, Manifest
 
 MakeManifest = Callable[..., Manifest]
@@ -61,6 +61,35 @@ def test_results_come_back_with_the_device_strides() -> None:
         assert torch.equal(host.resolve_conj(), tensor.to("cpu").resolve_conj())
     gaps = to_host(torch.empty_strided((5,), (4,), device="simdev"))
     assert gaps.stride() == (4,)  # .to("cpu") gives (1,)
+
+
+@pytest.mark.parametrize("device", ["cpu", "simdev"])
+def test_inputs_keep_the_values_of_conjugate_and_negative_views(device: str) -> None:
+    """A view is moved as a view of its moved base: its lazy conjugate and negative
+    bits go with it (a conjugate view used to arrive holding its base's values, the
+    conjugates of its own), and a real view of complex values (another dtype than
+    its base) arrives as a copy of its values."""
+    base = torch.tensor([[1 + 2j, 3 - 4j], [-5 + 0.5j, 6j]])
+    views = [
+        base.conj(),
+        base.conj()[1:],
+        base.conj().t(),
+        base._neg_view(),
+        base.conj().imag,  # a negative view of the real dtype
+        torch.view_as_real(base),
+    ]
+    moved = to_device((base, views), device)
+    moved_base, moved_views = moved
+    for view, arrived in zip(views, moved_views, strict=True):
+        assert arrived.device.type == device
+        want = view.resolve_conj().resolve_neg()
+        assert torch.equal(arrived.cpu().resolve_conj().resolve_neg(), want)
+    for arrived in moved_views[:4]:  # same dtype: still views of the moved base
+        assert arrived.is_conj() or arrived.is_neg()
+        assert (
+            arrived.untyped_storage().data_ptr()
+            == moved_base.untyped_storage().data_ptr()
+        )
 
 
 def _judge(op: str, variant: str, expected: object, observed: object) -> str | None:

@@ -69,15 +69,29 @@ def _tensor(
         base is not None
         and not (grad and t.requires_grad)
         and t.layout == torch.strided
+        and t.dtype == base.dtype  # a real or imag view: its own copy
     ):
         moved_base = _tensor(base, device, grad, memo)
-        moved = moved_base.as_strided(t.size(), t.stride(), t.storage_offset())
+        moved = _same_bits(
+            moved_base.as_strided(t.size(), t.stride(), t.storage_offset()), t
+        )
     else:
         moved = t.detach().to(device, copy=True)
         if grad and t.requires_grad:
             moved.requires_grad_(True)
     memo[id(t)] = moved
     return moved
+
+
+def _same_bits(view: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """`view` with the lazy conjugate and negative bits of `like`: ``as_strided``
+    on the base keeps neither, so a conjugate view (OpInfo's complex samples have
+    them) came across holding its base's values, the conjugates of its own."""
+    if like.is_neg() and not view.is_neg():
+        view = view._neg_view()
+    if like.is_conj() and not view.is_conj():
+        view = view.conj()
+    return view
 
 
 def _retarget(value: Any, device: str) -> Any:
