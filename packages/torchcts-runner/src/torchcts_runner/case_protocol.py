@@ -32,6 +32,8 @@ from _pytest.runner import CallInfo, check_interactive_exception
 
 from torchcts_runner.items import CaseItem
 
+EXECUTOR_PLUGIN = "torchcts-executor"  # the executing process's role, as registered
+
 # The plugins whose part in a case item's phases this pass stands for (by their
 # registered names): pytest's own and pytest-timeout's (whose timer is set by its
 # protocol wrapper, which still runs), and TorchCTS's executor.
@@ -44,7 +46,7 @@ PHASE_PLUGINS = frozenset(
         "unraisableexception",
         "logging-plugin",
         "timeout",
-        "torchcts-executor",
+        EXECUTOR_PLUGIN,
     }
 )
 REPORT_PLUGINS = frozenset({"runner", "skipping", "unittest", "tmpdir"})
@@ -110,9 +112,7 @@ def run_case_protocol(item: CaseItem) -> None:
     ihook.pytest_runtest_logreport(report=report)
     if check_interactive_exception(call, report):
         ihook.pytest_exception_interact(node=item, call=call, report=report)
-    # the call report has its copy of the record's text: the teardown's carries
-    # none (and xdist does not send it again), as the executor's teardown hook does
-    item.user_properties.clear()
+    item.forget_record()  # as the executor's teardown hook has it do
     ihook.pytest_runtest_logreport(report=_passed(item, "teardown"))
     os.environ.pop(_CURRENT_TEST, None)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=location)
@@ -142,4 +142,9 @@ def _passed(item: CaseItem, when: Any) -> pytest.TestReport:
     return pytest.TestReport.from_item_and_call(item, now)
 
 
-__all__ = ["CaseProtocol", "lean_protocol_applies", "run_case_protocol"]
+__all__ = [
+    "EXECUTOR_PLUGIN",
+    "CaseProtocol",
+    "lean_protocol_applies",
+    "run_case_protocol",
+]

@@ -395,10 +395,9 @@ class ExecutorRole:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        """The call report has its copy of the record's text by now: the item lets go
-        of it, so the teardown report does not carry (and xdist send) it again."""
+        """The item lets go of its record's text (`CaseItem.forget_record`)."""
         if isinstance(item, CaseItem):
-            item.user_properties.clear()
+            item.forget_record()
 
     @pytest.hookimpl(trylast=True)
     def pytest_exception_interact(self) -> None:

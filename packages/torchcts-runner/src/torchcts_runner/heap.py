@@ -22,7 +22,7 @@ at level 4 and cost 4.6-5.9 s of a 141 s run. Right after a full collection ever
 unreachable object is gone, so what is left is alive and mostly stays so: it is
 frozen then (`freeze_after_full_collections`), and the next full collection scans
 only what was made since. The price is that an object alive at that moment which
-later becomes part of unreachable cycle is never collected (a freed object without
+later becomes part of an unreachable cycle is never collected (a freed object without
 a cycle is still freed at once): at most one case's transient cycles per full
 collection.
 """

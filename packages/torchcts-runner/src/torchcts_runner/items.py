@@ -108,6 +108,11 @@ class CaseItem(pytest.Item):
             pytest.skip(summary(record))
         raise CaseOutcome(record)
 
+    def forget_record(self) -> None:
+        """The call report has its copy of the record's text by now: the item lets go
+        of it, so the teardown report does not carry (and xdist send) it again."""
+        self.user_properties.clear()
+
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:

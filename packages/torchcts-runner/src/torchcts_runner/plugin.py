@@ -105,13 +105,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         end_start_up()
 
 
+def _register_executor(config: pytest.Config, executor: object) -> None:
+    """An executing process's role and, beside it, the one-pass case protocol."""
+    from torchcts_runner.case_protocol import EXECUTOR_PLUGIN, CaseProtocol
+
+    config.pluginmanager.register(executor, EXECUTOR_PLUGIN)
+    config.pluginmanager.register(CaseProtocol(), "torchcts-case-protocol")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Register the roles this process plays."""
     if not config.getoption("torchcts_manifest", None):
         return  # inert: nothing below is imported unless asked for
     from torchcts_runner.auto_workers import controller_for
-    from torchcts_runner.case_protocol import CaseProtocol
     from torchcts_runner.executor_hooks import ExecutorRole
     from torchcts_runner.settings import resolve_settings
     from torchcts_runner.xdist_hooks import XdistControllerHooks
@@ -129,8 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
             plan_file=Path(workerinput["torchcts_plan"]),
             warm=config.stash.get(WARM_START, None),
         )
-        config.pluginmanager.register(executor, "torchcts-executor")
-        config.pluginmanager.register(CaseProtocol(), "torchcts-case-protocol")
+        _register_executor(config, executor)
         return
     controller = controller_for(config, settings)
     config.pluginmanager.register(controller, "torchcts-controller")
@@ -150,5 +156,4 @@ def pytest_configure(config: pytest.Config) -> None:
         warm=config.stash.get(WARM_START, None),
     )
     controller.local_executor = executor
-    config.pluginmanager.register(executor, "torchcts-executor")
-    config.pluginmanager.register(CaseProtocol(), "torchcts-case-protocol")
+    _register_executor(config, executor)
