@@ -153,3 +153,19 @@ def test_end_lists_phases_after_the_last_case_and_each_report_path_once(
     assert f"reports: {', '.join(paths)} (" in out
     for path in paths:
         assert (out + err).count(path) == 1, path
+
+
+@pytest.mark.usefixtures("_fake")
+@pytest.mark.parametrize("workers", [0, 1])
+def test_no_line_starts_with_the_cases_file_name(
+    pytester: pytest.Pytester, workers: int
+) -> None:
+    """pytest's file name before its letters is ``torchcts`` for every case, and
+    progress replaces the letters: in process it stood alone on an unfinished line
+    (the line a case that kills the process leaves behind). Neither way shows it."""
+    write_manifest(pytester, ["ok", "wrong"])
+    result = pytester.runpytest_subprocess(*run_args(workers=workers))
+    assert result.ret == 1, result.stdout.str() + result.stderr.str()
+    out = result.stdout.str() + result.stderr.str()
+    assert "[100%]" in out  # pytest's own progress still ends the case lines
+    assert not re.search(r"^torchcts\b(?!::)", out, re.MULTILINE), out

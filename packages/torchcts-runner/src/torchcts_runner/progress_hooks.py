@@ -74,6 +74,16 @@ def _guard_terminal(config: pytest.Config, progress: Progress) -> None:
     writer.write = write  # type: ignore[method-assign]
 
 
+def _hide_file_names(config: pytest.Config) -> None:
+    """pytest writes an item's file name before its letters; a case has no file
+    (its name is the ``torchcts`` prefix) and its letter is replaced by progress, so
+    the name stood alone on a line the run never finished, the line a case dying in
+    process left its ``torchcts`` on. xdist's reporter turns the names off too."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and config.get_verbosity() <= 0:
+        reporter.showfspath = False
+
+
 def watch_progress(
     config: pytest.Config,
     progress: Progress,
@@ -84,6 +94,7 @@ def watch_progress(
     """Register the hooks, guard the terminal, and start the ticker when `ticking`;
     `terminal` (from `own_terminal`) is closed when the progress closes."""
     config.pluginmanager.register(ProgressHooks(progress, terminal), PLUGIN_NAME)
+    _hide_file_names(config)
     _guard_terminal(config, progress)
     if ticking:
         progress.start_ticker()
