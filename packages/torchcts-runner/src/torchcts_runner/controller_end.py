@@ -72,6 +72,7 @@ class ControllerEnd:
     write_error: ArtifactWriteError | None
     session: pytest.Session | None
     summary_lines: list[str]
+    carried: int  # cases an earlier session of a resumed run recorded
 
     def _write(self, text: str) -> None:
         (self.progress.say if self.progress is not None else write_stderr)(text)
@@ -178,6 +179,7 @@ class ControllerEnd:
             interrupted=interrupted and unusable is None,
             signum=signum,
             in_flight=len(self.in_flight),
+            carried=self.carried,
         )
         if unusable is not None:
             self.summary_lines.insert(1, stopped_line(unusable))

@@ -112,6 +112,7 @@ class ControllerRole(ControllerEnd):
         self.in_flight: dict[str, str] = {}  # node id -> worker
         self.progress: Progress | None = None
         self.summary_lines: list[str] = []
+        self.carried = 0
         self._accounted = False
         self.deselected: frozenset[str] = frozenset()  # counted outside, not expected
         self.background = BackgroundPlan(self._compute_plan)
@@ -276,6 +277,7 @@ class ControllerRole(ControllerEnd):
             yield  # no case runs: results/ stays exactly as it was
             return
         self._begin(session)
+        self.carried = len(self.done)
         for spec in self.plan.planned:
             self.crashes.specs[spec.case_id] = spec
         self.controller.add_not_run(self.plan.not_run)

@@ -24,16 +24,27 @@ def summary_lines(
     interrupted: bool,
     signum: int | None,
     in_flight: int,
+    carried: int = 0,
     cwd: Path | None = None,
 ) -> list[str]:
     """The run's counts, how it ended and where its reports are: the one line that
-    lists every report path (`torchcts-run` does not repeat them)."""
+    lists every report path (`torchcts-run` does not repeat them).
+
+    `carried`: cases a resumed run kept from its earlier sessions (a ``--resume``,
+    or the continuation of a run that died in process). They are in the run's
+    counts but not in pytest's summary line, which counts this session's items, so
+    the two differ and the lines say why."""
     counts = ", ".join(
         f"{k} {v}" + _via_fallback(k, done.fallback_passed)
         for k, v in done.counts.items()
         if v
     )
     lines = [f"TorchCTS {run_key}: {counts or 'no cases'}"]
+    if carried:
+        lines.append(
+            f"resumed: {carried} case(s) from earlier session(s) are counted above, "
+            "not run again; pytest's line below counts this session's only"
+        )
     name = signal_label(signum)
     if interrupted:
         lines.append(
