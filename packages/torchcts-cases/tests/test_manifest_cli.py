@@ -207,6 +207,26 @@ def test_bad_filter_is_one_line(
     assert "unknown dtype 'float99'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["list", "show-skips"])
+def test_a_glob_matching_no_case_is_one_line_and_exit_5(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """An --op glob matching no case of the manifest was an empty listing and exit
+    0; now one stderr line names the manifest and each such glob (not the one that
+    matches), nothing on stdout, and exit 5 as pytest's "no tests collected"."""
+    out = tmp_path / "manifest.py"
+    out.write_text('DEVICE = "cpu"\nDTYPES = {"float32": True}\n')
+    args = [command, "--manifest", str(out), "--suite", "opinfo", "--op", "add"]
+    code = main([*args, "--op", "zzz*", "--op", "yyy*"])
+    captured = capsys.readouterr()
+    assert code == 5, captured.err
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"torchcts-cases: {out}: --op 'zzz*' matches nothing")
+    assert "--op 'yyy*' matches nothing" in line and "'add'" not in line
+    assert main(args) == 0  # the matching glob alone: as before
+
+
 def test_list_json_joins_declared_surfaces_and_reached_overloads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

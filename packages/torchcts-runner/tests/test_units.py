@@ -240,7 +240,7 @@ def test_op_filter_matches_an_op_by_its_name_without_the_variant() -> None:
     it is not reported as matching nothing; a typo is, with the closest names."""
     from types import SimpleNamespace
 
-    from torchcts_runner.selection import unmatched_filter
+    from torchcts_schema import unmatched_filter
 
     case = SimpleNamespace(op="div.no_rounding_mode", dtype="float32", suite="opinfo")
     nn = SimpleNamespace(op="nn.functional.conv2d", dtype="float32", suite="opinfo")

@@ -41,12 +41,15 @@ from torchcts_cases.spec import CaseSpec
 PROG = "torchcts-cases"
 USAGE_ERROR = 2
 PROBE_INCOMPLETE = 3
+NO_CASES = 5  # pytest's "no tests collected": a selection with nothing in it
 EXIT_CODES = {
     0: "done (check-manifest: the manifest is valid)",
     1: "coverage check --fail-on-unknown: some overloads are still unknown",
     2: "bad input or usage: one line naming the file, key or value",
     3: "discover: the probe run did not complete (interrupted, backend unusable, "
     "nothing selected): one line saying what to do",
+    5: "list, show-skips: an --op, --dtype or --suite matches no case of the "
+    "manifest: one line naming it",
 }
 DESCRIPTION = (
     "List TorchCTS cases, write and check manifests, count what will not run, "
@@ -78,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     except ProbeError as exc:
         _print(f"torchcts-cases: error: {exc}", file=sys.stderr)
         return PROBE_INCOMPLETE
+    except NothingSelected as exc:
+        _print(f"torchcts-cases: {exc}", file=sys.stderr)
+        return NO_CASES
     except (ManifestError, ArtifactError, ValueError, KeyError) as exc:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         _print(f"torchcts-cases: error: {text}", file=sys.stderr)
@@ -262,7 +268,16 @@ def _selection_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+class NothingSelected(Exception):
+    """A filter of the selection options matches no case of the manifest."""
+
+
 def _select(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The manifest and its selection, for every subcommand that takes the
+    selection options; a filter that matches no case raises `NothingSelected`
+    (an empty listing would look like a manifest that runs nothing)."""
+    from torchcts_schema import unmatched_filter
+
     from torchcts_cases import Selection, select_cases
 
     manifest = load_manifest(args.manifest)
@@ -272,7 +287,11 @@ def _select(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         suites=tuple(args.suite),
         op_globs=tuple(args.op),
     )
-    return manifest, select_cases(manifest, selection)
+    selected = select_cases(manifest, selection)
+    problem = unmatched_filter(selected, args.op, args.dtype, args.suite)
+    if problem is not None:
+        raise NothingSelected(f"{args.manifest}: {problem}")
+    return manifest, selected
 
 
 def _init(args: argparse.Namespace) -> int:

@@ -7,8 +7,6 @@ calls it too for not_run accounting and progress totals.
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
@@ -27,6 +25,7 @@ from torchcts_schema import (
     count_outside,
     in_shard,
     split_case_id,
+    unmatched_filter,
 )
 
 from torchcts_runner.casesource import CaseSource
@@ -98,50 +97,6 @@ def _counts_shards(source: CaseSource, recheck: RecheckCases | None) -> bool:
     the cases it adds are the manifest's declined ones, counted whole)."""
     selection = getattr(source.module, "Selection", None)
     return recheck is None and "shard" in getattr(selection, "__dataclass_fields__", {})
-
-
-def unmatched_filter(
-    selected: Any, op_globs: Sequence[str], dtypes: Sequence[str], suites: Sequence[str]
-) -> str | None:
-    """A selection filter that matches no case of the manifest, with the closest
-    names, so a typo is an error before anything runs instead of an empty run."""
-    everything = [*selected.runnable, *selected.not_run]
-    outside = list(getattr(selected, "outside", {}))
-    # a source may match an op by its name without a variant ("div" selects
-    # "div.no_rounding_mode"): every dot-prefix of an op counts as a name of it
-    ops = {c.op for c in everything} | {op for _, op, _, _ in outside}
-    names = {
-        ".".join(op.split(".")[:n]) for op in ops for n in range(1, op.count(".") + 2)
-    }
-    checks = (
-        ("--op", op_globs, names, True),
-        (
-            "--dtype",
-            dtypes,
-            {c.dtype for c in everything if c.dtype} | {d for *_, d, _ in outside if d},
-            False,
-        ),
-        (
-            "--suite",
-            suites,
-            {c.suite for c in everything} | {s for s, *_ in outside},
-            False,
-        ),
-    )
-    for flag, wanted, known, glob in checks:
-        for value in wanted:
-            hit = (
-                any(fnmatch.fnmatchcase(k, value) for k in known)
-                if glob
-                else (value in known)
-            )
-            if hit:
-                continue
-            pool = sorted(ops) if flag == "--op" else sorted(known)
-            close = difflib.get_close_matches(value, pool, n=5, cutoff=0.5)
-            hint = f"; closest: {', '.join(close)}" if close else ""
-            return f"{flag} {value!r} matches nothing in this manifest{hint}"
-    return None
 
 
 def plan_cases(
@@ -301,5 +256,4 @@ __all__ = [
     "in_shard",
     "parse_shard",
     "plan_cases",
-    "unmatched_filter",
 ]

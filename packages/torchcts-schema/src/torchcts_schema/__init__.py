@@ -170,6 +170,7 @@ from torchcts_schema.scrub import (
     scrub_text,
     scrub_value,
 )
+from torchcts_schema.selection_check import unmatched_filter
 from torchcts_schema.shared_codec import SharedTexts
 from torchcts_schema.store import (
     SnapshotWriter,
@@ -358,6 +359,7 @@ __all__ = [
     "torch_minor_family",
     "torch_version",
     "unified_patch",
+    "unmatched_filter",
     "utc_stamp",
     "validate_manifest",
     "validate_rules",
