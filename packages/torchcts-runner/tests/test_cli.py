@@ -75,6 +75,52 @@ def test_empty_selection_and_bad_manifest_fail(tmp_path: Path) -> None:
     assert len(missing.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (("-k", "nothing_matches"), "(-k nothing_matches; the manifest's level 1)"),
+        (("--shard", "1/2", "--level", "2"), "(--shard 1/2 --level 2)"),
+    ],
+)
+def test_an_empty_selection_says_why_in_one_line(
+    tmp_path: Path, extra: tuple[str, ...], named: str
+) -> None:
+    """A selection that matches no case (-k, or a shard with none of the cases)
+    exits 5 as before, but no longer silently: one TorchCTS line names the options
+    that selected nothing, and a full run's results are left exactly as they were."""
+    assert _run(tmp_path, ["ok"], "-n", "0").returncode == 0
+    results = tmp_path / "results"
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    empty = _run(tmp_path, ["ok"], "-n", "0", *extra)
+    assert empty.returncode == 5, empty.stdout + empty.stderr
+    (line,) = [
+        line
+        for line in (empty.stdout + empty.stderr).splitlines()
+        if "the selection matched no case" in line
+    ]
+    assert line.startswith(f"TorchCTS: the selection matched no case {named}")
+    assert line.endswith("nothing ran and no result was written")
+    after = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_a_selection_xdist_workers_deselect_whole_says_so(tmp_path: Path) -> None:
+    """On xdist workers -k is applied where the cases are collected: the run ends
+    with 5, records its empty run in its own selection folder (the line names it)
+    and leaves the full run's files alone."""
+    assert _run(tmp_path, ["ok"], "-n", "0").returncode == 0
+    results = tmp_path / "results"
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    empty = _run(tmp_path, ["ok"], "-n", "2", "-k", "nothing_matches")
+    assert empty.returncode == 5, empty.stdout + empty.stderr
+    assert (
+        "TorchCTS: the selection matched no case (-k nothing_matches; the manifest's "
+        "level 1): none of its 1 planned case(s) was left to run; nothing ran; "
+        "results/selections/k-nothing_matches records the empty run"
+    ) in empty.stdout
+    assert all(results.joinpath(p).read_bytes() == b for p, b in before.items())
+
+
 def test_a_manifest_that_is_a_directory_is_called_one(tmp_path: Path) -> None:
     """--manifest naming a directory says so (was 'does not exist'), in one line."""
     (tmp_path / "manifests").mkdir()

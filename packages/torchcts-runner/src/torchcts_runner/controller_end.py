@@ -34,6 +34,7 @@ from torchcts_runner.progress import Progress, write_stderr
 from torchcts_runner.recheck_report import recheck_lines
 from torchcts_runner.resume import INTERRUPTED
 from torchcts_runner.run_end import (
+    no_case_line,
     shown,
     signal_label,
     stopped_line,
@@ -188,12 +189,17 @@ class ControllerEnd:
             self.summary_lines += recheck_lines(
                 self.settings, self.run_key, self.plan, self.controller.records
             )
-        if (
-            self.settings.resume
-            and done.complete
-            and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
-        ):
-            session.exitstatus = pytest.ExitCode.OK
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            if self.settings.resume and done.complete:
+                session.exitstatus = pytest.ExitCode.OK
+            elif self.plan is not None:  # xdist workers deselected every case
+                self.summary_lines.append(
+                    no_case_line(
+                        self.settings.selection_words(),
+                        len(self.plan.to_run),
+                        shown(self.settings.results_dir),
+                    )
+                )
 
     def _refresh_coverage(self) -> list[str]:
         """results/coverage/ from the case source's cached trace, as the results page

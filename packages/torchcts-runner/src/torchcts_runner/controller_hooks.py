@@ -69,9 +69,7 @@ from torchcts_runner.resume import (
     ResumeFindings,
     inspect_previous,
 )
-from torchcts_runner.run_end import (
-    write_start_status,
-)
+from torchcts_runner.run_end import no_case_line, write_start_status
 from torchcts_runner.run_writer import ResumeError, RunWriter
 from torchcts_runner.runlog import runlog_path
 from torchcts_runner.selection import CasePlan, SelectionError
@@ -274,6 +272,11 @@ class ControllerRole(ControllerEnd):
             else not self.plan.to_run
         )
         if nothing and self.prior() is None:
+            self.summary_lines = [
+                no_case_line(
+                    self.settings.selection_words(), len(self.plan.to_run), None
+                )
+            ]
             yield  # no case runs: results/ stays exactly as it was
             return
         self._begin(session)

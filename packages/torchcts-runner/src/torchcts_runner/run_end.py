@@ -62,6 +62,20 @@ def summary_lines(
     return lines
 
 
+def no_case_line(selection: str, planned: int, written: str | None) -> str:
+    """Why a run ran nothing (pytest's exit status 5): its selection, as
+    `RunSettings.selection_words` says it, matched no case; `planned` cases were
+    selected before -k, -m or a plugin deselected them all; `written` is the
+    folder that records the empty run, None when nothing was written."""
+    left = f": none of its {planned} planned case(s) was left to run" if planned else ""
+    where = (
+        f"nothing ran; {written} records the empty run"
+        if written
+        else "nothing ran and no result was written"
+    )
+    return f"TorchCTS: the selection matched no case ({selection}){left}; {where}"
+
+
 def stopped_line(problem: str) -> str:
     """Why a run stopped after its first case: the device never worked."""
     return (

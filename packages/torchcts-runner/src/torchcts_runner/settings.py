@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,35 @@ class RunSettings:
             },
             **({"recheck_exclusions": True} if self.recheck else {}),
         }
+
+    def selection_words(self) -> str:
+        """The options that chose this run's cases, as typed (``-k nomatch --op
+        'ab*' --shard 2/4``), and the level when the manifest chose it: what a
+        line about the selection names."""
+        words: list[str] = []
+        for flag, value in (("-k", self.keyword), ("-m", self.markexpr)):
+            if value:
+                words += [flag, value]
+        for flag, values in (
+            ("--op", self.op_globs),
+            ("--dtype", self.dtypes),
+            ("--suite", self.suites),
+        ):
+            for value in values:
+                words += [flag, value]
+        if self.shard:
+            words += ["--shard", f"{self.shard[0]}/{self.shard[1]}"]
+        for flag, given in (
+            ("--resume", self.resume),
+            ("--recheck-exclusions", self.recheck),
+        ):
+            if given:
+                words.append(flag)
+        words += list(self.node_ids)
+        if self.level is not None:
+            return shlex.join([*words, "--level", str(self.level)])
+        level = f"the manifest's level {self.manifest.level}"
+        return f"{shlex.join(words)}; {level}" if words else level
 
     def plan(
         self,
