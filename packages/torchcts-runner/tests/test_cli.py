@@ -121,6 +121,22 @@ def test_a_selection_xdist_workers_deselect_whole_says_so(tmp_path: Path) -> Non
     assert all(results.joinpath(p).read_bytes() == b for p, b in before.items())
 
 
+def test_an_unknown_option_is_one_line_with_the_closest(tmp_path: Path) -> None:
+    """A typo'd option (--levle) was pytest's usage text with absolute inifile and
+    rootdir paths; now one line names it and the closest known option, exit 4,
+    nothing written; pytest's own options still pass through."""
+    done = _run(tmp_path, ["ok"], "-n", "0", "--levle", "4", "--jsno")
+    assert done.returncode == 4, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "unknown option --levle (did you mean --level?)" in line
+    assert "also unknown: --jsno" in line
+    assert str(tmp_path) not in done.stdout + done.stderr
+    assert not (tmp_path / "results").exists()
+    passed = _run(tmp_path, ["ok"], "-n", "0", "-x", "--maxfail", "3",
+                  "-p", "no:foo", "-k", "ok", "--maxfail=3")  # fmt: skip
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
 def test_a_manifest_that_is_a_directory_is_called_one(tmp_path: Path) -> None:
     """--manifest naming a directory says so (was 'does not exist'), in one line."""
     (tmp_path / "manifests").mkdir()

@@ -276,3 +276,16 @@ def test_a_verdict_note_lands_in_the_record_detail(tmp_path: Path) -> None:
     assert detail(Verdict(True, note="graph_breaks=1")) == "graph_breaks=1"
     assert detail(Verdict(True, note="n"), before="retried") == "retried; n"
     assert len(detail(Verdict(True, note="x" * 2000)) or "") == NOTE_LIMIT
+
+
+def test_an_unknown_option_line_names_the_flag_without_its_value() -> None:
+    """--levle=4 is named as --levle with --level suggested; a flag close to no
+    known one gets no suggestion, a short one is never matched to a long one."""
+    from torchcts_runner.unknown_options import unknown_option_line
+
+    known = ["--level", "--op", "-k", "-x"]
+    assert unknown_option_line([], known) is None
+    line = unknown_option_line(["--levle=4"], known)
+    assert line == "unknown option --levle (did you mean --level?)"
+    assert unknown_option_line(["--zzzzzz"], known) == "unknown option --zzzzzz"
+    assert unknown_option_line(["-l"], known) == "unknown option -l"

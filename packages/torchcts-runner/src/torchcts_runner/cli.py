@@ -173,6 +173,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def option_strings() -> list[str]:
+    """Every option string ``torchcts-run`` itself takes (the closest of them is
+    suggested for an unknown option, beside pytest's)."""
+    return sorted({s for a in _parser()._actions for s in a.option_strings})
+
+
 def build_pytest_args(
     manifest: Path,
     workers: str | None,

@@ -8,6 +8,7 @@ in small modules that import neither pytest nor, where they can, torch.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,6 +83,32 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if count == 0:
         _warm_start(config, here=True)
     return count
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> Generator[None]:
+    """Once every plugin and initial conftest has added its options and before
+    pytest parses for good: an option none of them knows is one line naming it
+    (`unknown_options`), not pytest's usage text with absolute paths."""
+    yield
+    if not getattr(early_config.known_args_namespace, "torchcts_manifest", None):
+        return  # not a TorchCTS run: pytest's own message
+    _, unknown = parser.parse_known_and_unknown_args(args)
+    if not unknown:
+        return
+    from torchcts_runner.unknown_options import unknown_option_line
+
+    # argparse's table of every option string: pytest's, its plugins', conftests'
+    known = set(parser.optparser._option_string_actions)
+    if getattr(early_config.known_args_namespace, "torchcts_status_file", None):
+        from torchcts_runner.cli import option_strings  # started by torchcts-run
+
+        known |= set(option_strings())
+    line = unknown_option_line(unknown, known)
+    if line is not None:
+        raise pytest.UsageError(line)
 
 
 def _names_cases(config: pytest.Config) -> bool:
