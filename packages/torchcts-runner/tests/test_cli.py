@@ -121,6 +121,40 @@ def test_a_selection_xdist_workers_deselect_whole_says_so(tmp_path: Path) -> Non
     assert all(results.joinpath(p).read_bytes() == b for p, b in before.items())
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize(
+    "extra, folder",
+    [
+        (
+            ("--deselect", "torchcts::fake/wrong/forward/float32/0"),
+            "selections/deselect-fake.wrong.forward.float32.0",
+        ),
+        (("--shard", "1/2"), "selections/shard-1of2"),
+    ],
+)
+def test_a_part_of_the_manifest_never_replaces_the_full_run(
+    tmp_path: Path, workers: str, extra: tuple[str, ...], folder: str
+) -> None:
+    """--deselect and --shard run part of the manifest, as -k does: their results go
+    to a selection folder of their own, and the full run's files stay as they were
+    (before, both wrote results/ itself: the part replaced the full run's latest
+    result, history reference and reports)."""
+    from torchcts_schema import load_result
+
+    ops = ["ok", "wrong", "p1", "p2", "p3", "p4", "p5", "p6"]
+    assert _run(tmp_path, ops, "-n", "0").returncode == 1
+    results = tmp_path / "results"
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    part = _run(tmp_path, ops, "-n", workers, *extra)
+    assert part.returncode in (0, 1), part.stdout + part.stderr
+    after = {p: p.read_bytes() for p in before if p.is_file()}
+    assert after == before
+    executed = [
+        r for r in load_result(results / folder).results if r.status.value != "not_run"
+    ]
+    assert 0 < len(executed) < len(ops)
+
+
 def test_an_unknown_option_is_one_line_with_the_closest(tmp_path: Path) -> None:
     """A typo'd option (--levle) was pytest's usage text with absolute inifile and
     rootdir paths; now one line names it and the closest known option, exit 4,

@@ -1,8 +1,9 @@
 """Where a run writes: the results dir for a full run, its own folder for a subset.
 
-A rerun of one case, an ``--op`` slice or a ``-k`` selection must never replace the
-full run's ``<key>_latest.json``, reports or what ``make submission-archive`` picks.
-So a run that selects part of the manifest's cases writes a complete results
+A rerun of one case, an ``--op`` slice, a ``-k`` selection, a ``--deselect`` or a
+``--shard`` (one part of a run that ``torchcts-report merge`` makes whole) must never
+replace the full run's ``<key>_latest.json``, reports or what ``make
+submission-archive`` picks. So a run that selects part of the manifest's cases writes a complete results
 directory of its own under ``<results>/selections/<name>/``, named after its
 selection (the same selection always lands in the same folder, so its history there
 grows run after run). The name is readable and path-safe; a long selection keeps a
@@ -31,6 +32,8 @@ def subset_folder(
     suites: Sequence[str],
     keyword: str,
     markexpr: str,
+    deselect: Sequence[str] = (),
+    shard: tuple[int, int] | None = None,
     recheck: bool = False,
 ) -> str | None:
     """``selections/<name>`` for a subset run, None for a run of the whole manifest.
@@ -49,6 +52,10 @@ def subset_folder(
         parts.append(f"k-{keyword}")
     if markexpr:
         parts.append(f"m-{markexpr}")
+    if deselect:
+        parts.append("deselect-" + "+".join(n.split("::", 1)[-1] for n in deselect))
+    if shard:
+        parts.append(f"shard-{shard[0]}of{shard[1]}")
     if not parts:
         return None
     whole = "_".join(parts)

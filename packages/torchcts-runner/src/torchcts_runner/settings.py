@@ -51,6 +51,7 @@ class RunSettings:
     node_ids: tuple[str, ...] = ()
     keyword: str = ""
     markexpr: str = ""
+    deselect: tuple[str, ...] = ()  # pytest's --deselect: node id prefixes left out
     results_root: Path | None = None  # --results; results_dir differs for a subset
     junit_all: bool = False  # list configuration-level not_run cases in the JUnit XML
     recheck: bool = False  # --recheck-exclusions: run what the manifest declines
@@ -73,6 +74,7 @@ class RunSettings:
                 "node_ids": list(self.node_ids),
                 "keyword": self.keyword,
                 "markexpr": self.markexpr,
+                **({"deselect": list(self.deselect)} if self.deselect else {}),
             },
             **({"recheck_exclusions": True} if self.recheck else {}),
         }
@@ -94,6 +96,8 @@ class RunSettings:
                 words += [flag, value]
         if self.shard:
             words += ["--shard", f"{self.shard[0]}/{self.shard[1]}"]
+        for prefix in self.deselect:
+            words += ["--deselect", prefix]
         for flag, given in (
             ("--resume", self.resume),
             ("--recheck-exclusions", self.recheck),
@@ -142,6 +146,8 @@ class RunSettings:
             or self.suites
             or self.keyword
             or self.markexpr
+            or self.deselect
+            or self.shard
         )
 
 
@@ -185,6 +191,7 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
     node_ids = tuple(a for a in config.args if a.startswith(NODE_PREFIX))
     keyword = str(getattr(config.option, "keyword", "") or "")
     markexpr = str(getattr(config.option, "markexpr", "") or "")
+    deselect = tuple(str(d) for d in (config.getoption("deselect", None) or ()))
     ops = tuple(config.getoption("torchcts_ops"))
     dtypes = tuple(config.getoption("torchcts_dtypes"))
     suites = tuple(config.getoption("torchcts_suites"))
@@ -199,6 +206,8 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
         suites=suites,
         keyword=keyword,
         markexpr=markexpr,
+        deselect=deselect,
+        shard=shard,
         recheck=recheck,
     )
     return RunSettings(
@@ -208,6 +217,7 @@ def resolve_settings(config: pytest.Config) -> RunSettings | None:
         node_ids=node_ids,
         keyword=keyword,
         markexpr=markexpr,
+        deselect=deselect,
         device=manifest.device,
         level=level,
         dtypes=dtypes,
