@@ -392,11 +392,10 @@ class ControllerRole(ControllerEnd):
             )
         else:
             return None
-        text = str(report.longrepr or "").strip().splitlines()
         return self.crashes.record(
             case_id,
             status=status,
-            detail=f"{detail}: {text[-1] if text else ''}"[:500],
+            detail=f"{detail}: {_last_line(report.longrepr)}"[:500],
             next_fix=NextFix.CONFIGURATION
             if status is Status.ERROR
             else NextFix.MISSING_EVIDENCE,
@@ -456,6 +455,16 @@ class ControllerRole(ControllerEnd):
             (RECORD_PROPERTY, record_text(ending)),
         ]
         report.longrepr = f"{node_id}: {summary(ending)}"
+
+
+def _last_line(longrepr: object) -> str:
+    """The reason a setup or teardown report gives. A skip's is pytest's (path,
+    line, message) triple (a list once xdist carried it): the message alone, since
+    the path is this machine's and the record is meant to be shared."""
+    if isinstance(longrepr, tuple | list) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    text = str(longrepr or "").strip().splitlines()
+    return text[-1] if text else ""
 
 
 __all__ = ["ControllerRole"]

@@ -31,6 +31,10 @@ from torchcts_schema import (
 RECORD_PROPERTY = "torchcts_record"
 STATUS_ATTRIBUTE = "torchcts_status"  # what a report keeps once its record is journaled
 Executor = Callable[["CaseItem"], CaseRecord]
+# A case has no line in its manifest; pytest still wants one wherever a report names
+# the item's place (a skip mark's report asserts it is not None): the top of the file.
+CASE_LINE = 0
+_NOT_FAILURES = frozenset({Status.PASSED, Status.SKIPPED, Status.NOT_RUN})
 
 
 class CaseOutcome(Exception):
@@ -121,9 +125,10 @@ class CaseItem(pytest.Item):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self) -> tuple[Any, int | None, str]:
-        """Where pytest says the case is: the manifest, and the case id."""
-        return self.path, None, self.spec.case_id
+    def reportinfo(self) -> tuple[Any, int, str]:
+        """Where pytest says the case is: the manifest, its top (`CASE_LINE`), and
+        the case id."""
+        return self.path, CASE_LINE, self.spec.case_id
 
     @property
     def ihook(self) -> Any:
@@ -138,7 +143,7 @@ class CaseItem(pytest.Item):
         """``reportinfo`` as pytest words it, the path found once per collection."""
         parent = self.parent
         if isinstance(parent, CaseCollection) and parent.path == self.path:
-            return parent.case_location_path, None, self.spec.case_id
+            return parent.case_location_path, CASE_LINE, self.spec.case_id
         return super().location
 
 
@@ -261,6 +266,21 @@ def record_of(report: Any) -> CaseRecord | None:
     return None
 
 
+def keep_failure(report: Any) -> None:
+    """An xfail mark (a conftest's, a plugin's) never turns a case that did not pass
+    into pytest's "xfailed", a skip: its call report stays the failure its record
+    is, so the session's exit status, the terminal and pytest's JUnit XML say what
+    the journal says. Only that downgrade is undone: an xfail's other endings (a
+    strict XPASS, a case not run) already say no more than the record."""
+    if getattr(report, "when", None) != "call" or not hasattr(report, "wasxfail"):
+        return
+    record = record_of(report)
+    if record is None or record.status in _NOT_FAILURES:
+        return
+    report.outcome = "failed"
+    del report.wasxfail
+
+
 def release_record(report: Any, record: CaseRecord) -> None:
     """Once `record` is journaled its report keeps only the status word.
 
@@ -292,6 +312,7 @@ __all__ = [
     "ItemStamp",
     "build_items",
     "carried",
+    "keep_failure",
     "record_of",
     "record_text",
     "release_record",
