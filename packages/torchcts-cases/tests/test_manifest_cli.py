@@ -58,6 +58,19 @@ def test_manifest_errors_name_the_key(
     assert "Traceback" not in output and len(output.strip().splitlines()) == 1
 
 
+def test_a_manifest_past_the_size_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check-manifest refuses a valid manifest of more than 1 MiB with the line a
+    run gives (it used to say ok to a manifest the archive then refused)."""
+    code, output = _check(tmp_path, 'DEVICE = "cpu"\n' + "# note\n" * 160_000, capsys)
+    assert code == 2
+    assert output.strip() == (
+        f"torchcts-cases: error: {tmp_path / 'manifest.py'}: manifest is larger than "
+        "1 MiB (1048576 bytes), the most a manifest may hold"
+    )
+
+
 @pytest.mark.parametrize("template", sorted(TEMPLATES))
 def test_init_writes_a_valid_template(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], template: str

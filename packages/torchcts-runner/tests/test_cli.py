@@ -184,6 +184,23 @@ def test_a_manifest_that_is_a_directory_is_called_one(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_a_manifest_past_the_size_limit_is_a_usage_error(tmp_path: Path) -> None:
+    """A valid manifest of more than 1 MiB is refused at the start (4), in one line
+    naming the file and the limit, before anything is written (it used to run and
+    only the archive refused it)."""
+    (tmp_path / "big.py").write_text('DEVICE = "cpu"\n' + "# note\n" * 160_000)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "big.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "torchcts-run: error: big.py: manifest is larger than 1 MiB (1048576 bytes), "
+        "the most a manifest may hold"
+    )
+    assert not (tmp_path / "results").exists()
+
+
 @pytest.mark.parametrize(
     "limit",
     [

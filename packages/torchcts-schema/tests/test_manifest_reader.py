@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from torchcts_schema import (
     DEFAULT_UNSUPPORTED_PATTERNS,
+    MAX_MANIFEST_BYTES,
     ManifestError,
     dtype_claims,
     load_manifest,
@@ -63,6 +64,36 @@ def test_code_is_refused_with_its_line(
         read_manifest_source(source, tmp_path / "manifest.py")
     assert "manifest.py" in str(info.value)
     assert not marker.exists()
+
+
+def test_a_manifest_past_the_limit_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """A valid manifest of more than 1 MiB (comments) is refused in one line naming
+    the file and the limit; one of exactly 1 MiB is read."""
+    assert MAX_MANIFEST_BYTES == 2**20  # verify's limit on an archived manifest too
+    path = tmp_path / "manifest.py"
+    padding = MAX_MANIFEST_BYTES - len(GOOD.encode())
+    path.write_text(GOOD + "#" * (padding - 1) + "\n")
+    assert path.stat().st_size == MAX_MANIFEST_BYTES
+    assert load_manifest(path).device == "simdev"
+    path.write_text(GOOD + "#" * padding + "\n")
+    with pytest.raises(ManifestError) as refused:
+        load_manifest(path)
+    assert str(refused.value) == (
+        f"{path}: manifest is larger than 1 MiB (1048576 bytes), the most a "
+        "manifest may hold"
+    )
+
+
+def test_line_endings_are_read_as_text_mode_reads_them(tmp_path: Path) -> None:
+    """CRLF and CR line endings inside a string literal become newlines, as the
+    reader's text decoding always made them (the bounded read keeps that)."""
+    path = tmp_path / "manifest.py"
+    path.write_bytes(
+        b'DEVICE = "simdev"\r\nOPS = {"exclude": {"add": """a\r\nb\rc"""}}\r\n'
+    )
+    assert load_manifest(path).ops_exclude == {"add": "a\nb\nc"}
 
 
 def test_a_directory_is_called_one(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from torchcts_schema import for_terminal
+from torchcts_schema import MAX_MANIFEST_BYTES, for_terminal
 
 CHUNK_BYTES = 2**20
 
@@ -38,7 +38,7 @@ class Limits:
     # in journal, history and reports, deflates past 400:1 in an honest archive.
     ratio_floor_bytes: int = 128 * 2**20
     max_submission_bytes: int = 16 * 2**20
-    max_manifest_bytes: int = 2**20
+    max_manifest_bytes: int = MAX_MANIFEST_BYTES  # what a run would read
 
 
 def structure_problems(infos: list[zipfile.ZipInfo], limits: Limits) -> list[str]:

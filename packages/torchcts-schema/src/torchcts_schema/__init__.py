@@ -139,6 +139,7 @@ from torchcts_schema.manifest_edit import (
 )
 from torchcts_schema.manifest_limits import RESOURCE_LIMIT_MAX, range_problem
 from torchcts_schema.manifest_reader import (
+    MAX_MANIFEST_BYTES,
     manifest_digest,
     read_manifest_file,
     read_manifest_source,
@@ -234,6 +235,7 @@ __all__ = [
     "LOCK_NAME",
     "MANIFEST_KEYS",
     "MARKDOWN_SUFFIX",
+    "MAX_MANIFEST_BYTES",
     "NEXT_FIX_MEANINGS",
     "NODE_PREFIX",
     "NOT_RUN_MEANINGS",

@@ -2,17 +2,24 @@
 
 A reviewer must never run a submitted manifest, so the file is parsed with `ast` and
 only a module docstring and ``NAME = <literal>`` assignments are accepted. Anything else
-(imports, calls, comprehensions, f-strings) is refused with its line number.
+(imports, calls, comprehensions, f-strings) is refused with its line number. A file
+larger than `MAX_MANIFEST_BYTES` is refused before it is read whole.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import io
 from pathlib import Path
 from typing import Any
 
 from torchcts_schema.errors import ManifestError
+
+# The most a manifest may hold, wherever it is read: a run, check-manifest, the
+# archive and a reviewer's verify. The largest real one is a few KiB; a file past
+# this is not a manifest, and parsing it would hold it several times over in memory.
+MAX_MANIFEST_BYTES = 2**20
 
 
 def read_manifest_source(text: str, where: str | Path) -> dict[str, Any]:
@@ -79,11 +86,20 @@ def _refuse_repeated_keys(value: ast.expr, name: str, where: str | Path) -> None
 def read_manifest_file(path: Path) -> dict[str, Any]:
     """`read_manifest_source` of a file, with read errors naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_MANIFEST_BYTES + 1)  # a FIFO or device ends here too
     except IsADirectoryError:
         raise ManifestError(path, "is a directory; name the manifest file") from None
     except OSError as exc:
         raise ManifestError(path, f"cannot read manifest ({exc.strerror})") from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise ManifestError(
+            path,
+            f"manifest is larger than {MAX_MANIFEST_BYTES / 2**20:g} MiB "
+            f"({MAX_MANIFEST_BYTES} bytes), the most a manifest may hold",
+        )
+    try:  # decoded as read_text decodes (universal newlines)
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
     except UnicodeDecodeError:
         raise ManifestError(path, "manifest is not UTF-8 text") from None
     return read_manifest_source(text, path)
