@@ -12,7 +12,6 @@ What they do decode goes through the schema's own decoder, so the records are ex
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,11 +37,12 @@ class Scan:
     started_at: str | None = None
     crashed: list[CaseRecord] = field(default_factory=list)
     interrupted: list[str] = field(default_factory=list)  # node ids a user stopped
-    text: str = ""  # journal text, for cheap "has this case a record" checks
+    recorded: set[str] = field(default_factory=set)  # case ids of the case lines
 
     def has_record(self, case_id: str) -> bool:
-        """Whether the journal holds any record of ``case_id``."""
-        return bool(re.search(r'"case_id":\s*"' + re.escape(case_id) + '"', self.text))
+        """Whether the journal holds any record of ``case_id`` (a case line: the
+        journal is read line by line, never held whole)."""
+        return case_id in self.recorded
 
 
 def scan_artifact(path: Path) -> Scan:
@@ -66,9 +66,8 @@ def scan_artifact(path: Path) -> Scan:
 def scan_journal(path: Path) -> Scan:
     """A journal (current or set aside). A torn last line is passed over; a corrupt
     one before it raises `ArtifactError` naming the line, as every reader does."""
-    lines = JournalLines(path)
-    scan = Scan(path, text=lines.text)
-    for _number, item in lines:
+    scan = Scan(path)
+    for _number, item in JournalLines(path):
         try:
             _apply(scan, item)
         except (ValueError, KeyError, TypeError, AttributeError, ArtifactError):
@@ -84,9 +83,12 @@ def _apply(scan: Scan, item: dict[str, Any]) -> None:
         scan.started_at = _text(meta.get("started_at"))
     elif kind == "diagnostic" and item.get("name") == "interrupted_in_flight":
         scan.interrupted = [str(n) for n in item.get("value") or []]
-    elif kind == "case" and item["record"].get("status") == Status.CRASHED.value:
-        # the bulk, finished cases that did not crash, is never built into records
-        scan.crashed.append(CaseRecord.from_dict(item["record"]))
+    elif kind == "case":
+        record = item["record"]
+        scan.recorded.add(str(record["case_id"]))
+        if record.get("status") == Status.CRASHED.value:
+            # the bulk, finished cases that did not crash, is never built into records
+            scan.crashed.append(CaseRecord.from_dict(record))
 
 
 def _json(path: Path) -> Any:

@@ -144,32 +144,45 @@ class JournalContents:
     truncated_tail: bool = False
 
 
+# The longest line a reader takes, newline included. The writer's longest is the
+# selection's case_block (about 21 bytes a not_run record: a level-4 run's 26,445
+# make 0.55 MB, all of OpInfo's half a million samples about 11 MB); anything past
+# this was not written by TorchCTS and is refused before it is held whole.
+MAX_JOURNAL_LINE_BYTES = 128 * 2**20
+
+
 class JournalLines:
     """A journal's lines as JSON objects, in order: the one parser of journal lines.
 
     Every reader goes through it, so each refuses the same lines: a line cut short at
     the very end (a kill mid-write) ends the iteration and sets `truncated_tail`; any
     other line that is not a JSON object with a ``type`` tag raises `ArtifactError`
-    naming the file and the line (numbered among non-blank lines). `text` is the
-    whole journal, read (and refused when unreadable) on construction.
+    naming the file and the line (numbered among non-blank lines), and so does a line
+    longer than `MAX_JOURNAL_LINE_BYTES`. The file is read line by line as it is
+    iterated (a journal may be gigabytes), decoded as text mode decodes it, and its
+    lines are split as ``str.splitlines`` splits them.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.text = _read_text(path)
         self.truncated_tail = False
 
     def __iter__(self) -> Iterator[tuple[int, JsonDict]]:
-        pieces = self.text.splitlines(keepends=True)
         number = 0
-        for index, piece in enumerate(pieces):
+        for piece, last in self._pieces():
+            if len(piece) > MAX_JOURNAL_LINE_BYTES:
+                raise ArtifactError(
+                    self.path,
+                    f"line {number + 1} is longer than {MAX_JOURNAL_LINE_BYTES} "
+                    "bytes (not a line TorchCTS writes)",
+                )
             if not piece.strip():
                 continue
             number += 1
             try:
                 line = json.loads(piece)
             except json.JSONDecodeError as exc:
-                if index == len(pieces) - 1 and not piece.endswith("\n"):
+                if last and not piece.endswith("\n"):
                     self.truncated_tail = True
                     return
                 raise ArtifactError(
@@ -182,6 +195,32 @@ class JournalLines:
             if not isinstance(line, dict) or "type" not in line:
                 raise ArtifactError(self.path, f"line {number} has no 'type' tag")
             yield number, line
+
+    def _pieces(self) -> Iterator[tuple[str, bool]]:
+        """Each line with whether it is the file's last, one line held at a time. A
+        line past the limit is read only one character past it and yielded whole,
+        unsplit, as the last thing the caller sees (it refuses it)."""
+        pending: str | None = None
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                while chunk := fh.readline(MAX_JOURNAL_LINE_BYTES + 1):
+                    if len(chunk) > MAX_JOURNAL_LINE_BYTES:
+                        if pending is not None:
+                            yield pending, False
+                        yield chunk, False
+                        return
+                    for piece in chunk.splitlines(keepends=True):
+                        if pending is not None:
+                            yield pending, False
+                        pending = piece
+        except OSError as exc:
+            raise ArtifactError(
+                self.path, f"cannot read journal ({exc.strerror})"
+            ) from None
+        except UnicodeDecodeError:
+            raise ArtifactError(self.path, "journal is not UTF-8 text") from None
+        if pending is not None:
+            yield pending, True
 
 
 def read_journal(path: Path) -> JournalContents:
@@ -225,22 +264,26 @@ def _apply(contents: JournalContents, line: JsonDict) -> None:
     # unknown types are skipped on purpose: newer writers may add them
 
 
-def _read_text(path: Path) -> str:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise ArtifactError(path, f"cannot read journal ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ArtifactError(path, "journal is not UTF-8 text") from None
-
-
 def _drop_partial_tail(path: Path) -> None:
-    """Cut a half-written last line (a kill mid-write) so new lines start clean."""
+    """Cut a half-written last line (a kill mid-write) so new lines start clean;
+    only the tail is read, back to the last newline."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as fh:
-        data = fh.read()
-        if data.endswith(b"\n"):
+        end = fh.seek(0, os.SEEK_END)
+        fh.seek(end - 1)
+        if fh.read(1) == b"\n":
             return
-        fh.truncate(data.rfind(b"\n") + 1)
+        stop = end  # the window [start, stop) is read, back from the end
+        while stop > 0:
+            start = max(0, stop - _TAIL_CHUNK)
+            fh.seek(start)
+            cut = fh.read(stop - start).rfind(b"\n")
+            if cut >= 0:
+                fh.truncate(start + cut + 1)
+                return
+            stop = start
+        fh.truncate(0)
+
+
+_TAIL_CHUNK = 2**16
