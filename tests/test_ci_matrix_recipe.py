@@ -282,7 +282,7 @@ def test_the_workflow_wires_shards_to_the_merge(workflow: dict[str, Any]) -> Non
 def test_the_run_step_fails_on_exit_codes_above_one(
     workflow: dict[str, Any], tmp_path: Path
 ) -> None:
-    """A malformed option (exit 2) or a matrix of the wrong size fails the step."""
+    """A malformed option (exit 4) or a matrix of the wrong size fails the step."""
     step = _step(workflow["jobs"]["shard"], "run")
     bin_dir = _shims(tmp_path / "bin")
     env = {**os.environ, **workflow["env"], "PATH": f"{bin_dir}:{os.environ['PATH']}"}
@@ -292,7 +292,7 @@ def test_the_run_step_fails_on_exit_codes_above_one(
     done, outputs = _bash(
         step["run"], home, {**env, **step_env, "RUN_ARGS": "--isolate bogus"}
     )
-    assert done.returncode == 2 and outputs["exit_code"] == "2", done.stderr[-2000:]
+    assert done.returncode == 4 and outputs["exit_code"] == "4", done.stderr[-2000:]
     wrong = {**step_env, "JOB_TOTAL": "2"}
     done, _ = _bash(step["run"], home, {**env, **wrong})
     assert done.returncode == 2 and "SHARDS is 3" in done.stdout

@@ -155,6 +155,30 @@ def test_a_part_of_the_manifest_never_replaces_the_full_run(
     assert 0 < len(executed) < len(ops)
 
 
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--manifest", "m.py", "--level", "x"], "argument --level: invalid int"),
+        (["--manifest", "m.py", "--isolate", "some"], "argument --isolate: invalid"),
+        (["--level", "2"], "one of the arguments --manifest --best-device"),
+        (["--manifest"], "argument --manifest: expected one argument"),
+    ],
+)
+def test_a_malformed_option_is_pytests_usage_error_in_one_line(
+    tmp_path: Path, args: list[str], named: str
+) -> None:
+    """An option of torchcts-run's own that is malformed exits 4, pytest's usage
+    error (argparse's 2 is pytest's "interrupted"), with one line, not the usage."""
+    done = subprocess.run(
+        [sys.executable, "-m", "torchcts_runner.cli", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"torchcts-run: error: {named}"), line
+    assert line.endswith("(--help lists the options)") and not done.stdout
+
+
 def test_an_unknown_option_is_one_line_with_the_closest(tmp_path: Path) -> None:
     """A typo'd option (--levle) was pytest's usage text with absolute inifile and
     rootdir paths; now one line names it and the closest known option, exit 4,

@@ -15,7 +15,7 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from torchcts_schema import (
     JUNIT_SUFFIX,
@@ -57,8 +57,22 @@ def _epilog() -> str:
     )
 
 
+class _RunParser(argparse.ArgumentParser):
+    """argparse whose malformed option is pytest's usage error, in one line.
+
+    argparse exits 2 with its usage text, but CI jobs gate on pytest's exit codes,
+    where 2 means interrupted and 4 a usage error (what an option pytest does not
+    know gives): `torchcts-run`'s own options say the same as pytest's."""
+
+    def error(self, message: str) -> NoReturn:
+        from torchcts_schema import for_terminal
+
+        text = for_terminal(message, keep_newlines=False)
+        self.exit(USAGE, f"torchcts-run: error: {text} (--help lists the options)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _RunParser(
         prog="torchcts-run",
         description="Run the TorchCTS conformance cases a manifest selects.",
         epilog=_epilog(),

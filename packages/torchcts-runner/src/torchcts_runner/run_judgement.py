@@ -20,9 +20,8 @@ OK, CASES_FAILED, INTERNAL, USAGE, NO_CASES, BACKEND_UNUSABLE = 0, 1, 3, 4, 5, 6
 EXIT_CODES = {
     0: "every executed case passed (not_run and skipped cases are not failures)",
     1: "the run completed and some executed case did not pass (see --fail-on)",
-    2: "an option of torchcts-run itself is malformed (nothing ran)",
     3: "internal error, or the run ended abnormally (continue with --resume)",
-    4: "usage or manifest error (nothing ran)",
+    4: "usage or manifest error, or a malformed or unknown option (nothing ran)",
     5: "the selection holds no case to run",
     6: "the backend could not be imported or its device is unusable",
     130: "interrupted by SIGINT (Ctrl-C): partial report written; --resume continues",
