@@ -156,6 +156,21 @@ def test_a_whole_run_refreshes_coverage_and_a_subset_does_not(
     ]
 
 
+def test_a_source_with_no_coverage_line_adds_none(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case source whose refresh_coverage has nothing to say (returns None) adds
+    no line to the summary (it printed ``None`` under the reports line)."""
+    use_fake_source(pytester, monkeypatch)
+    monkeypatch.delenv("FAKE_COVERAGE", raising=False)
+    write_manifest(pytester, ["ok"])
+    whole = pytester.runpytest_subprocess(*run_args())
+    assert whole.ret == 0, whole.stdout.str()
+    lines = whole.stdout.str().splitlines()
+    reports = next(i for i, line in enumerate(lines) if line.startswith("reports: "))
+    assert lines[reports + 1].startswith("=") and "None" not in lines, lines
+
+
 def test_an_isolation_child_leaves_the_surfaces_to_its_parent(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

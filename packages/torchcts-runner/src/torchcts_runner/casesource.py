@@ -129,7 +129,8 @@ class CaseSource:
     def refresh_coverage(self, results_dir: Path) -> str | None:
         """The source's ``refresh_coverage(results_dir)`` line, None without one."""
         refresh = getattr(self._module, "refresh_coverage", None)
-        return None if refresh is None else str(refresh(results_dir))
+        line = None if refresh is None else refresh(results_dir)
+        return None if line is None else str(line)
 
     def warm_coverage(self) -> None:
         """The source's ``warm_coverage()`` (prepares what `refresh_coverage`
