@@ -23,6 +23,7 @@ import fnmatch
 import json
 import os
 import signal
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -114,8 +115,6 @@ def warm_coverage() -> None:
 
 
 def _note_coverage(what: str) -> None:
-    import threading
-
     log = os.environ.get("FAKE_COVERAGE")
     if log and log != "1":
         with open(log, "a", encoding="utf-8") as fh:
@@ -219,6 +218,10 @@ class PreparedCase:
             os.write(2, f"chatty fd2 {self.spec.case_id}\n".encode())
             if op == "chattywrong":
                 return [0.0]
+        if op == "threadraise":  # a backend thread that dies during the case
+            thread = threading.Thread(target=_raise_in_thread)
+            thread.start()
+            thread.join()
         if op == "configured":
             return self.reference() if BACKEND_STATE.get("configured") else [0.0]
         return self.reference()
@@ -234,6 +237,10 @@ class PreparedCase:
         self, device: str, backend_import: str | None, options: dict[str, Any]
     ) -> str:
         return f"# repro of {self.spec.case_id} on {device}\n"
+
+
+def _raise_in_thread() -> None:
+    raise RuntimeError("fake backend thread fault")
 
 
 def prepare(spec: CaseSpec, manifest: Any) -> PreparedCase:

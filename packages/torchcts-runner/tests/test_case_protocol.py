@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from runner_helpers import run_args, use_fake_source, write_manifest
 
-OPS = ["ok", "wrong", "skip", "oracle", "boom", "chatty", "chattywrong"]
+OPS = ["ok", "wrong", "skip", "oracle", "boom", "chatty", "chattywrong", "threadraise"]
 
 SPY = """
 import json
@@ -40,6 +40,11 @@ def pytest_runtest_logreport(report):
         [p[0] for p in report.user_properties], list(report.location),
     ])
 
+WARNINGS = []
+
+def pytest_warning_recorded(warning_message, when, nodeid, location):
+    WARNINGS.append([nodeid, when, warning_message.category.__name__])
+
 def pytest_runtest_logfinish(nodeid, location):
     EVENTS.append(["finish", nodeid])
 
@@ -48,7 +53,7 @@ def pytest_sessionfinish(session):
     who = getattr(session.config, "workerinput", {}).get("workerid", "main")
     with open(f"spy-{who}.json", "w") as fh:
         json.dump({"lean": lean_protocol_applies(session.config), "events": EVENTS,
-                   "stacked": STACKED}, fh)
+                   "stacked": STACKED, "warnings": WARNINGS}, fh)
 """
 
 FOREIGN_SETUP = """
@@ -109,6 +114,7 @@ def test_plugins_see_what_pytests_own_protocol_shows(
         "boom": "failed",
         "chatty": "passed",
         "chattywrong": "failed",
+        "threadraise": "passed",
     }
     assert "values differ" in calls["wrong"][4]
     for op in ("chatty", "chattywrong"):  # its output is the call's, wherever it ran
@@ -116,6 +122,12 @@ def test_plugins_see_what_pytests_own_protocol_shows(
         assert "chatty stdout" in sections["Captured stdout call"]
         assert "chatty fd2" in sections["Captured stderr call"]
     assert all(r[7] == [] for r in reports if r[2] == "teardown")  # no second copy
+    # a thread's exception during a case is that case's warning, in both protocols
+    thread_warnings = [w for w in lean["main"]["warnings"] if "ThreadException" in w[2]]
+    assert thread_warnings == [
+        w for w in full["main"]["warnings"] if "ThreadException" in w[2]
+    ]
+    assert [w[:2] for w in thread_warnings] == [[calls["threadraise"][1], "runtest"]]
 
 
 def test_a_case_with_a_mark_gets_pytests_protocol(

@@ -10,8 +10,9 @@ around the cases (py-spy, 105,480 cases).
 
 For a case item this pass does what those phases amount to: logstart; a passed setup
 report; the case run once under capture, its report made by the makereport hook as
-pytest makes it (the outcome, the failure's text, plugins' wrappers) and the
-interaction hook after a failure; a passed teardown report once the item let go of
+pytest makes it (the outcome, the failure's text, plugins' wrappers), an exception a
+thread raised meanwhile made the item's warning, and the interaction hook after a
+failure; a passed teardown report once the item let go of
 its record; logfinish. Every report is logged through ``pytest_runtest_logreport``
 as before, so the terminal, xdist, JUnit XML and TorchCTS's own hooks see the same
 three reports. The wrappers of ``pytest_runtest_protocol`` (warnings, faulthandler,
@@ -108,6 +109,7 @@ def run_case_protocol(item: CaseItem) -> None:
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=location)
     ihook.pytest_runtest_logreport(report=_passed(item, "setup"))
     call = _call(item)
+    _collect_thread_exceptions(item.config)
     report = ihook.pytest_runtest_makereport(item=item, call=call)
     ihook.pytest_runtest_logreport(report=report)
     if check_interactive_exception(call, report):
@@ -134,6 +136,17 @@ def _call(item: CaseItem) -> CallInfo[None]:
             item.runtest()
 
     return CallInfo.from_call(captured, when="call", reraise=reraise)
+
+
+def _collect_thread_exceptions(config: pytest.Config) -> None:
+    """What pytest's thread-exception plugin does after each phase: an exception a
+    thread raised during the case becomes a warning of this item (collected inside
+    the protocol's warnings wrapper), not one of the session's end. Older pytest
+    wraps the phases instead and has no such function; marks nothing then."""
+    plugin = config.pluginmanager.get_plugin("threadexception")
+    collect = getattr(plugin, "collect_thread_exception", None)
+    if collect is not None:
+        collect(config)
 
 
 def _passed(item: CaseItem, when: Any) -> pytest.TestReport:
