@@ -46,6 +46,12 @@ def released_sleep(payload: dict[str, Any]) -> dict[str, Any]:
     return {"slept": True}
 
 
+def beat_then_hang(payload: dict[str, Any]) -> dict[str, Any]:
+    """Beat for ``seconds`` (a GIL-released sleep), then hang holding the GIL."""
+    time.sleep(float(payload.get("seconds", 0.3)))
+    return native_hang({"seconds": 60})
+
+
 def blow_memory(payload: dict[str, Any]) -> dict[str, Any]:
     """Allocate far more than the memory limit."""
     hoard = [bytearray(64 * 1024 * 1024) for _ in range(200)]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from torchcts_isolate import IsolatedOutcome, run_isolated
+from torchcts_isolate.worker import Child
 from torchcts_schema import CrashKind
 
 
@@ -152,3 +155,51 @@ def test_crash_while_importing_entry_is_named(entry_env: dict[str, str]) -> None
     outcome = run("echo", env)
     assert outcome.result is None and outcome.signal == "SIGSEGV"
     assert "while starting the child" in outcome.detail
+
+
+@pytest.fixture
+def late_parent(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
+    """``late_parent(s)``: the parent loses the CPU for `s` seconds right after its
+    first read of a running payload's pipe, as on a loaded machine."""
+
+    def install(seconds: float) -> None:
+        real = Child._receive
+        slept: list[bool] = []
+
+        def receive(self: Child, timeout_s: float) -> list[dict[str, Any]] | None:
+            messages = real(self, timeout_s)
+            if self.handed_last and not slept:
+                slept.append(True)
+                time.sleep(seconds)
+            return messages
+
+        monkeypatch.setattr(Child, "_receive", receive)
+
+    return install
+
+
+def test_a_late_parent_reads_the_result_before_judging(
+    entry_env: dict[str, str], late_parent: Callable[[float], None]
+) -> None:
+    """A parent kept off the CPU past both limits while the child beat and returned
+    takes the result waiting in the pipe: the case is neither hung nor timed out."""
+    late_parent(1.5)
+    outcome = run(
+        "released_sleep", entry_env, {"seconds": 0.2}, heartbeat_s=0.5, timeout_s=1.0
+    )
+    assert (outcome.hung, outcome.timed_out) == (False, False), outcome.detail
+    assert outcome.result == {"slept": True}
+
+
+def test_a_late_parent_still_tells_a_hang_from_a_timeout(
+    entry_env: dict[str, str], late_parent: Callable[[float], None]
+) -> None:
+    """Beats that stopped before the limit make a hang however late the parent looks:
+    it judges by when the child last beat (0.3 s in), not by when it read the beats
+    (2 s in, which would leave them silent for less than 0.5 s at the 2.2 s limit)."""
+    late_parent(2.0)
+    outcome = run(
+        "beat_then_hang", entry_env, {"seconds": 0.3}, heartbeat_s=0.5, timeout_s=2.2
+    )
+    assert outcome.hung and not outcome.timed_out, outcome.detail
+    assert outcome.traceback is not None and "in native_hang" in outcome.traceback

@@ -11,8 +11,10 @@ own stdout and stderr stay untouched for the tails. A heartbeat thread writes ``
 messages: a native call that holds the GIL stops it, which is how the parent tells a
 hang from a slow case. Closing stdin (or the parent dying) makes the child exit.
 
-Messages to the parent: ``ready``, ``hb``, ``start``, ``done`` (with ``result``) and
-``raised`` (the entry raised; type, message, traceback, ``memory``).
+Messages to the parent: ``ready``, ``hb`` and ``start`` (with ``at``, the monotonic
+time they were sent: the parent judges a hang by it, not by when it got round to
+reading them), ``done`` (with ``result``) and ``raised`` (the entry raised; type,
+message, traceback, ``memory``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TextIO
@@ -71,7 +74,7 @@ def _heartbeat(channel: _Channel, interval: float, parent: int) -> None:
             if os.getppid() != parent:
                 raise BrokenPipeError
             if _BUSY.is_set():
-                channel.send({"t": "hb"})
+                channel.send({"t": "hb", "at": time.monotonic()})
         except OSError:
             _die()
         except MemoryError:
@@ -180,7 +183,9 @@ def _run_one(
     channel: _Channel, func: Callable[[dict[str, Any]], Any], request: dict[str, Any]
 ) -> None:
     number = request["n"]
-    channel.send({"t": "start", "n": number, "pid": os.getpid()})
+    channel.send(
+        {"t": "start", "n": number, "pid": os.getpid(), "at": time.monotonic()}
+    )
     old = limit_memory(request.get("memory_mb"))
     _BUSY.set()
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import selectors
 import shutil
@@ -157,27 +158,38 @@ class Child:
     def _watch(
         self, facts: dict[str, Any], timeout_s: float, heartbeat_s: float | None
     ) -> None:
+        """Wait for the payload's ending; a child that outlives the limit is
+        ``timed_out``, one whose beats stopped for ``heartbeat_s`` first is ``hung``.
+
+        This process may be kept off the CPU past a deadline (a loaded machine), with
+        the child's beats or its result already waiting in the pipe: what waits is
+        read before anything is judged, and a beat counts from when the child sent
+        it (``at``, the system-wide monotonic clock), so neither a live child nor a
+        finished case is ever called stuck because this process looked late, and a
+        child that stopped beating before the limit is hung however late it is seen.
+        """
         start = last_beat = time.monotonic()
+        overdue = False  # a deadline passed: read what waits, then judge
         while True:
             now = time.monotonic()
-            waits = [start + timeout_s - now]
-            if heartbeat_s is not None:
-                waits.append(last_beat + heartbeat_s - now)
-            wait = min(waits)
-            if wait <= 0:
-                hung = heartbeat_s is not None and waits[-1] <= 0 < waits[0]
+            end = start + timeout_s
+            silent = math.inf if heartbeat_s is None else last_beat + heartbeat_s
+            wait = min(end, silent) - now
+            if wait <= 0 and overdue:
+                hung = silent < end  # the beats stopped before the limit ran out
                 facts["hung" if hung else "timed_out"] = True
                 if hung:
                     facts["limit_s"] = heartbeat_s
                 self._stop_stuck()
                 return
-            messages = self._receive(min(wait, 0.25))
+            overdue = wait <= 0
+            messages = self._receive(0.0 if overdue else min(wait, 0.25))
             if messages is None:
                 return
             for message in messages:
                 kind = message["t"]
                 if kind in ("hb", "start"):
-                    last_beat = time.monotonic()
+                    last_beat = max(last_beat, _sent_at(message, time.monotonic()))
                     if kind == "start" and message.get("n") == self._number:
                         self.began_last = True
                 elif kind in ("done", "raised") and message.get("n") == self._number:
@@ -289,6 +301,15 @@ def _parse(line: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return message if isinstance(message, dict) and "t" in message else None
+
+
+def _sent_at(message: dict[str, Any], received: float) -> float:
+    """When the child sent a beat (its ``at``), never later than it was received;
+    `received` for a message without a usable time."""
+    at = message.get("at")
+    if not isinstance(at, (int, float)) or not math.isfinite(at):
+        return received
+    return min(float(at), received)
 
 
 def _exception_text(raised: dict[str, Any] | None) -> str | None:
