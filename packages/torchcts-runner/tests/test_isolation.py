@@ -9,6 +9,7 @@ fake ops.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from runner_helpers import use_fake_source, write_manifest
@@ -26,13 +27,27 @@ def _fake(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     use_fake_source(pytester, monkeypatch)
 
 
-def run(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
-    """One run in a subprocess, cases from ``isolatecases``, a 2 s case limit."""
+def run(
+    pytester: pytest.Pytester, *extra: str, limit_s: float = 2.0
+) -> pytest.RunResult:
+    """One run in a subprocess, cases from ``isolatecases``, a 2 s case limit (short:
+    the hanging ops take it whole)."""
     return pytester.runpytest_subprocess(
         "--torchcts-manifest", "manifest.py", "--torchcts-case-source", "isolatecases",
-        "-p", "no:cacheprovider", "--torchcts-quiet", "--torchcts-case-timeout", "2",
-        *extra,
+        "-p", "no:cacheprovider", "--torchcts-quiet",
+        "--torchcts-case-timeout", f"{limit_s:g}", *extra,
     )  # fmt: skip
+
+
+def finishing_limit_s() -> float:
+    """A case limit that the ops meant to finish do finish within on this machine as
+    loaded now: 2 s, or 8 times what the most work such an op does (allocating and
+    zeroing 384 MiB: ``bigref``; ``memory`` stops at 256 MiB) takes here now. On a
+    loaded shared machine that work took 1.4 s of a fixed 2 s limit (12 times its
+    quiet time), and an op that must end ``error``/MemoryError or pass timed out."""
+    began = time.perf_counter()
+    bytearray(384 * 2**20)
+    return max(2.0, 8 * (time.perf_counter() - began))
 
 
 def by_op(pytester: pytest.Pytester) -> dict[str, CaseRecord]:
@@ -73,9 +88,14 @@ def test_isolate_all_starts_one_child_before_selection(
 def test_isolate_all_survives_every_crash(pytester: pytest.Pytester) -> None:
     """--isolate=all without xdist: each crash is crashed with its kind and evidence,
     a case past the memory limit fails alone, every other case keeps its status, and
-    the run completes in one go."""
-    write_manifest(pytester, OPS, RESOURCE_LIMITS={"memory_mb": 256})
-    result = run(pytester, "--isolate", "all")
+    the run completes in one go. The hang limit is half the case limit: with the two
+    equal, a GIL hang that began after the margin the parent's limit adds (0.5 s) was
+    a timeout by definition, and a loaded machine's child got that far in setting
+    the case up."""
+    limit = finishing_limit_s()
+    limits = {"memory_mb": 256, "hang_heartbeat_s": limit / 2}
+    write_manifest(pytester, OPS, RESOURCE_LIMITS=limits)
+    result = run(pytester, "--isolate", "all", limit_s=limit)
     assert result.ret == 1, result.stdout.str()
     got = by_op(pytester)
     assert {r.isolation for r in got.values()} == {"all"}
@@ -145,7 +165,7 @@ def test_memory_limit_covers_the_device_run_alone(
     write_manifest(
         pytester, ["memory", "bigref", "ok"], RESOURCE_LIMITS={"memory_mb": 256}
     )
-    result = run(pytester, "--isolate", isolate)
+    result = run(pytester, "--isolate", isolate, limit_s=finishing_limit_s())
     assert result.ret == 1, result.stdout.str()
     got = by_op(pytester)
     memory = got["memory"]
