@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import random
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from typing import Any
 
@@ -244,3 +247,38 @@ def test_seed_everything_matches_manual_seed_and_seeds_the_backend(
     theirs = (torch.randn(4), pyrandom.random(), numpy.random.rand())
     assert torch.equal(ours[0], theirs[0]) and ours[1:] == theirs[1:]
     assert seeded[0] == 1234
+
+
+EXIT_SCRIPT = textwrap.dedent(
+    """
+    import atexit, sys
+
+    passes = []
+
+    @atexit.register  # registered before the streams' own handler: runs after it
+    def report():
+        alive = sum(1 for g in passes if g.gi_frame is not None)
+        print(f"passes alive at exit: {alive}", file=sys.stderr)
+
+    import torch
+    from torchcts_cases import opinfo_source
+
+    opinfo_source.build_sample(opinfo_source.find_op("sum"), "forward", torch.float32, 1, 0)
+    passes.extend(p.items for p in opinfo_source.SAMPLE_STREAMS._passes.values())
+    assert passes and all(g.gi_frame is not None for g in passes)
+    """
+)
+
+
+def test_live_passes_are_closed_at_exit_before_teardown() -> None:
+    """A process that exits holding live passes closes them in its atexit handlers,
+    while torch is whole, and prints no "Exception ignored" on its way out."""
+    ended = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ended.returncode == 0, ended.stderr
+    assert "passes alive at exit: 0" in ended.stderr, ended.stderr
+    assert "Exception ignored" not in ended.stderr, ended.stderr

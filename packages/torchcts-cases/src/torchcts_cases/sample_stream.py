@@ -13,13 +13,23 @@ behind: they are restored before it advances and saved after. A pass is kept onl
 advancing it left grad mode and the default dtype as they were: a generator suspended
 inside such a context would leak it into the cases (a fresh pass is closed, which exits
 its contexts, before the case runs).
+
+Every live pass is closed at the process's exit (`close_all_streams`, an ``atexit``
+handler, which runs before the interpreter tears its modules down, and also on the
+way out of a process that skips that teardown). Left to the teardown, a pass was
+closed whenever its last reference went, possibly after torch's modules were
+cleared: OpInfo's generators are wrapped in ``torch.no_grad()``, whose re-entry on
+close then failed and printed "Exception ignored in: <generator ...>" with
+``torch._jit_internal.is_scripting`` in its traceback.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import random
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
@@ -51,6 +61,7 @@ class SampleStreams:
     def __init__(self, capacity: int = 4) -> None:
         self.capacity = capacity
         self._passes: OrderedDict[Hashable, _Pass] = OrderedDict()
+        _STREAMS.add(self)
 
     def item(
         self, key: Hashable, start: Callable[[], Iterable[Any]], index: int
@@ -94,6 +105,17 @@ class SampleStreams:
 
     def __len__(self) -> int:
         return len(self._passes)
+
+
+_STREAMS: weakref.WeakSet[SampleStreams] = weakref.WeakSet()
+
+
+@atexit.register
+def close_all_streams() -> None:
+    """Close every live pass of every `SampleStreams` of this process (at exit, while
+    torch is whole: see the module docstring)."""
+    for streams in list(_STREAMS):
+        streams.clear()
 
 
 def _advance(live: _Pass, index: int) -> Any:
