@@ -58,9 +58,10 @@ def _isolation_children() -> list[int]:
     return found
 
 
-def warm_up() -> None:
+def warm_up(specs: object = None) -> None:
     """Load torch before the first case, as a real case source's import does, so
-    the device health probe after an error finds it loaded."""
+    the device health probe after an error finds it loaded (`specs`: the cases to
+    run, as the runner passes them to a source's warm_up)."""
     import torch  # noqa: F401
 
 
