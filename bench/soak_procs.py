@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchcts_runner.cli import PYTEST_PROCESS
+from torchcts_runner.run_child import PYTEST_PROCESS
 
 TAG_ENV = "TORCHCTS_SOAK_TAG"
 WORKER_MARK = "sys.stdin.readline"  # execnet's popen bootstrap

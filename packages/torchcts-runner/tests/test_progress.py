@@ -104,6 +104,8 @@ def test_final_line_points_at_the_listed_reports_or_names_the_report() -> None:
         "reports listed above"
     )
     assert report_words({"report": "r.md", "reports": []}) == "report: r.md"
+    # a session that died before writing one (it printed "report: None")
+    assert report_words({"ended": False}) == "no report was written"
 
 
 @pytest.fixture

@@ -6,21 +6,49 @@ the whole time the CLI runs children, the moments between two children included 
 run that died in process is continued on workers by a second child): a signal noted
 at any point means no further child starts, and none is lost to a default handler
 raising KeyboardInterrupt in the CLI between two children.
+
+A child that has not acknowledged the signal (`interrupts.ACK_ENV`) within
+`grace_s` is stuck where its handler cannot run (native code holding the
+interpreter) and is killed (`stuck`): waiting for it would mean waiting for the
+case's own time limit, and then it would end as if nobody had interrupted it.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
+
+from torchcts_runner.interrupts import ACK_ENV
+
+GRACE_S = 5.0  # a run answers a signal at its next bytecode; 5 s is a stuck one
+GRACE_ENV = "TORCHCTS_INTERRUPT_GRACE_S"  # tests shorten it
+POLL_S = 0.25
+
+
+def grace_seconds() -> float:
+    """`GRACE_S`, or the environment's positive override."""
+    try:
+        value = float(os.environ.get(GRACE_ENV, GRACE_S))
+    except ValueError:
+        return GRACE_S
+    return value if value > 0 else GRACE_S
 
 
 class ChildSignals:
     """Install on entry, restore on exit; `call` runs one child to its end."""
 
-    def __init__(self) -> None:
+    def __init__(self, ack: Path | None = None, grace_s: float = GRACE_S) -> None:
         self.received: list[int] = []  # signal numbers, in the order they came
+        self.stuck = False  # the last child did not answer a signal and was killed
+        self._ack = ack
+        self._grace_s = grace_s
+        self._first_at: float | None = None
         self._proc: subprocess.Popen[Any] | None = None
         self._previous: dict[int, Any] = {}
 
@@ -40,18 +68,41 @@ class ChildSignals:
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
+        if self._first_at is None:
+            self._first_at = time.monotonic()
         proc = self._proc
         if signum == signal.SIGTERM and proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)  # a SIGINT reached the group already
 
-    def call(self, command: list[str], *, stdout: int | None = None) -> int:
-        """Run `command` and return its exit status (negative: killed by a signal)."""
-        self._proc = subprocess.Popen(command, stdout=stdout)
+    def call(
+        self,
+        command: list[str],
+        *,
+        stdout: int | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> int:
+        """Run `command` and return its exit status (negative: killed by a signal);
+        a child stuck after a signal is killed (`stuck`)."""
+        self.stuck = False
+        self._first_at = None  # a signal before this child is the caller's to handle
+        environment = dict(os.environ if env is None else env)
+        if self._ack is not None:
+            self._ack.unlink(missing_ok=True)
+            environment[ACK_ENV] = str(self._ack)
+        self._proc = subprocess.Popen(command, stdout=stdout, env=environment)
         while True:
             try:
-                return self._proc.wait()
-            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-                continue
+                return self._proc.wait(timeout=POLL_S)
+            except subprocess.TimeoutExpired:
+                if self._unanswered():
+                    self.stuck = True
+                    self._proc.kill()
+
+    def _unanswered(self) -> bool:
+        """A signal came more than the grace ago and the child never said so."""
+        if self._first_at is None or self._ack is None or self._ack.exists():
+            return False
+        return time.monotonic() - self._first_at > self._grace_s
 
 
 __all__ = ["ChildSignals"]

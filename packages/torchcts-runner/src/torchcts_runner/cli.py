@@ -13,7 +13,6 @@ import contextlib
 import os
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
@@ -27,22 +26,18 @@ from torchcts_schema import (
 )
 
 from torchcts_runner import __version__
-from torchcts_runner.child_signals import ChildSignals
-from torchcts_runner.continuation import continuation
 from torchcts_runner.defaults import ISOLATE_MODES
+from torchcts_runner.run_child import run_child
 from torchcts_runner.run_folder import USER_COMMAND_ENV
 from torchcts_runner.run_judgement import (
     EXIT_CODES,
     NOT_PASSED,
     USAGE,
     judge,
-    read_status,
 )
 from torchcts_runner.run_summary import run_summary, summary_text
 from torchcts_runner.worker_choice import IN_PROCESS_UP_TO, available_cores, workers_for
 
-# the module run as pytest: pytest itself, with a quick exit (see the module)
-PYTEST_PROCESS = "torchcts_runner.pytest_process"
 STDERR_FD = 2  # the process's own stderr, even where sys.stderr is replaced
 
 
@@ -430,55 +425,6 @@ def run_pytest(
     fail_on = set(NOT_PASSED) if fail_on is None else fail_on
     code, status = run_child(args, continue_on=continue_on)
     return judge(code, status, fail_on)
-
-
-def run_child(
-    args: list[str], *, stdout: int | None = None, continue_on: int | None = None
-) -> tuple[int, dict[str, object] | None]:
-    """pytest's exit code and the plugin's status file (None: no session end).
-
-    `stdout` is a file descriptor for the child's stdout (``--json`` gives stderr's).
-    With `continue_on` (the workers were left to the work), a run that died in
-    process is continued once, with ``--resume`` on that many xdist workers
-    (`continuation` says when).
-    """
-    with (
-        tempfile.TemporaryDirectory(prefix="torchcts-run-") as tmp,
-        ChildSignals() as signals,
-    ):
-        status_file = Path(tmp) / "status.json"
-        while True:
-            status_file.unlink(missing_ok=True)
-            command = [
-                sys.executable,
-                "-m",
-                PYTEST_PROCESS,
-                *args,
-                "--torchcts-status-file",
-                str(status_file),
-            ]
-            code = signals.call(command, stdout=stdout)
-            received = signals.received
-            status = read_status(status_file)
-            if status is None and received:  # interrupted before the session began
-                return 128 + received[0], None
-            if status is None or status.get("ended") is not False or received:
-                return code, status  # a Ctrl-C also means: no continuation
-            why = continuation(code, status, continue_on) if continue_on else None
-            if why is None:
-                return code, None  # the session did not end
-            print(f"torchcts-run: {why}", flush=True)
-            args = on_workers(args, str(continue_on))
-            args = args if "--resume" in args else [*args, "--resume"]
-            continue_on = None  # an explicit -n now: never continued again
-
-
-def on_workers(args: list[str], workers: str) -> list[str]:
-    """`args` with pytest's ``-n`` value replaced by `workers`."""
-    out = list(args)
-    where = out.index("-n")
-    out[where + 1] = workers
-    return out
 
 
 if __name__ == "__main__":

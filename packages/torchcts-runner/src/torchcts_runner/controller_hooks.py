@@ -50,6 +50,7 @@ from torchcts_runner.heap import end_start_up, freeze_start_up, keep_no_phase_re
 from torchcts_runner.interrupts import (
     install_interrupt_handlers,
     interrupted_by,
+    pending_interrupt,
     raise_if_interrupted,
 )
 from torchcts_runner.items import (
@@ -67,6 +68,7 @@ from torchcts_runner.progress_hooks import fd_writer, own_terminal, watch_progre
 from torchcts_runner.recheck_plan import recheck_for
 from torchcts_runner.resume import (
     ResumeFindings,
+    adopt_stuck_attempt,
     inspect_previous,
 )
 from torchcts_runner.run_end import no_case_line, write_start_status
@@ -149,10 +151,11 @@ class ControllerRole(ControllerEnd):
             except ResumeError as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
             if self._prior is not None:
+                runlog = runlog_path(self.settings.results_dir, self.run_key)
+                if pending_interrupt() is not None:  # finishing a stuck attempt
+                    self.in_flight.update(adopt_stuck_attempt(self._prior, runlog))
                 self._findings = inspect_previous(
-                    self._prior,
-                    runlog_path(self.settings.results_dir, self.run_key),
-                    self.controller.scratch,
+                    self._prior, runlog, self.controller.scratch
                 )
         return self._prior
 
@@ -229,6 +232,7 @@ class ControllerRole(ControllerEnd):
         self.started = True
         unusable_marker_path(self.controller.scratch).unlink(missing_ok=True)
         prior = self.prior()
+        self.carried = len(self.done)  # said at the end, an interrupted one included
         self.handling.decide_adaptive()
         try:
             self.controller.open(prior)
@@ -280,7 +284,6 @@ class ControllerRole(ControllerEnd):
             yield  # no case runs: results/ stays exactly as it was
             return
         self._begin(session)
-        self.carried = len(self.done)
         for spec in self.plan.planned:
             self.crashes.specs[spec.case_id] = spec
         self.controller.add_not_run(self.plan.not_run)

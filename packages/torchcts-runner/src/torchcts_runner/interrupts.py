@@ -7,10 +7,19 @@ cases in flight, and an exit status of 128 + the signal number. xdist workers ig
 both signals: the controller ends them, and a worker whose controller is gone exits on
 its own (`ParentWatch`). A ``KeyboardInterrupt`` or ``SystemExit`` that a *kernel*
 raises while no signal arrived is an exception of the case like any other.
+
+A process stuck in native code that holds the interpreter (a driver's deadlock)
+cannot run its handler at all. ``torchcts-run`` tells the two apart by the handler's
+acknowledgement (`ACK_ENV`): a run that does not answer within a few seconds is
+killed, and a short session of the same run (``--resume`` with `PENDING_ENV`)
+writes the partial snapshot and report the stuck one could not, naming the cases
+that were in flight, so the user's Ctrl-C ends the same way whatever a case was
+doing when it came.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -19,11 +28,30 @@ from collections.abc import Callable
 from types import FrameType
 
 _received: list[int] = []  # signals received by this process, in order
+ACK_ENV = "TORCHCTS_INTERRUPT_ACK"  # a file the handler creates: "I am handling it"
+PENDING_ENV = "TORCHCTS_INTERRUPTED_BY"  # the signal that ended a stuck attempt
 
 
 def interrupted_by() -> int | None:
     """The first SIGINT/SIGTERM this process received, if any."""
     return _received[0] if _received else None
+
+
+def pending_interrupt() -> int | None:
+    """The signal a stuck attempt of this run received (``torchcts-run`` killed it
+    and started this session to finish the run as interrupted), if any."""
+    text = os.environ.get(PENDING_ENV, "")
+    if text.isdigit() and int(text) in (signal.SIGINT, signal.SIGTERM):
+        return int(text)
+    return None
+
+
+def _acknowledge() -> None:
+    """Tell `torchcts-run` this process is handling the signal (best effort)."""
+    path = os.environ.get(ACK_ENV)
+    if path:
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
 
 
 def user_interrupted() -> bool:
@@ -49,8 +77,12 @@ def install_interrupt_handlers(on_signal: Callable[[int], None] | None = None) -
     """In the process that owns the run: both signals interrupt the session."""
     if threading.current_thread() is not threading.main_thread():
         return
+    pending = pending_interrupt()
+    if pending is not None and not _received:
+        _received.append(pending)  # this session only finishes the interrupted run
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        _acknowledge()
         if on_signal is not None:
             on_signal(signum)
         _raise_interrupt(signum, frame)
@@ -112,12 +144,15 @@ class ParentWatch:
 
 
 __all__ = [
+    "ACK_ENV",
+    "PENDING_ENV",
     "ParentWatch",
     "RunInterrupted",
     "exit_status_for",
     "ignore_interrupts",
     "install_interrupt_handlers",
     "interrupted_by",
+    "pending_interrupt",
     "raise_if_interrupted",
     "user_interrupted",
 ]

@@ -85,6 +85,19 @@ def last_starts(
     return out
 
 
+def adopt_stuck_attempt(prior: JournalContents, runlog: Path) -> dict[str, str]:
+    """The cases (node id -> worker) the previous attempt was running when
+    ``torchcts-run`` killed it for not answering an interrupt
+    (`interrupts.pending_interrupt`): in flight, as if that attempt had said so
+    itself. They join the journal's interrupted list in `prior`, so
+    `inspect_previous` has them run again, blaming nothing."""
+    stuck = {e.node_id: e.worker for e in last_starts(prior, read_runlog(runlog))}
+    if stuck:
+        known = prior.diagnostics.get(INTERRUPTED) or []
+        prior.diagnostics[INTERRUPTED] = sorted({*known, *stuck})
+    return stuck
+
+
 def inspect_previous(
     prior: JournalContents, runlog: Path, scratch: Path
 ) -> ResumeFindings:
@@ -118,6 +131,7 @@ __all__ = [
     "RESUME_KEYS",
     "RETRIED",
     "ResumeFindings",
+    "adopt_stuck_attempt",
     "inspect_previous",
     "last_starts",
     "resume_differences",

@@ -39,7 +39,8 @@ def report_words(status: dict[str, object]) -> str:
     """
     if status.get("reports"):
         return "reports listed above"
-    return f"report: {status.get('report')}"
+    report = status.get("report")
+    return f"report: {report}" if report else "no report was written"
 
 
 def run_summary(
