@@ -110,7 +110,7 @@ def test_readmes_list_the_exit_codes_run_help_lists() -> None:
     of `torchcts-run --help` (EXIT_CODES)."""
     root = Path(__file__).resolve().parent.parent
     readme = (root / "README.md").read_text(encoding="utf-8")
-    listed = readme.split("`make run` exits with the run's status", 1)[1]
+    listed = readme.split("(what `make run` calls) exits with the run's status", 1)[1]
     listed = listed.split("`bin/torchcts-run --help` lists them", 1)[0]
     assert {int(n) for n in re.findall(r"\b\d+\b", listed)} == set(EXIT_CODES)
     runner = (root / "packages" / "torchcts-runner" / "README.md").read_text()

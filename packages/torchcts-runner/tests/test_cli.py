@@ -344,6 +344,20 @@ def test_backend_that_cannot_be_imported_exits_6(tmp_path: Path) -> None:
     )
     (journal,) = tmp_path.glob("results/*_journal.jsonl")
     assert journal.read_text().count('{"type":"case"') == 1
+    # the hint sends a fixed manifest to a fresh run, which works: --resume refuses
+    assert "after a fix to the manifest, start the run afresh" in done.stdout
+    manifest.write_text('DEVICE = "cpu"\nOPS = {"include": ["ok", "wrong", "boom"]}\n')
+    command = [sys.executable, "-m", "torchcts_runner.cli", "--manifest", "m.py",
+               "--torchcts-case-source", "fakecases", "--quiet", "-n", "0"]  # fmt: skip
+    resumed = subprocess.run(
+        [*command, "--resume"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 4, resumed.stdout + resumed.stderr
+    fresh = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert fresh.returncode == 1, fresh.stdout + fresh.stderr  # wrong and boom
 
 
 def test_recorded_command_is_the_users_and_reruns_name_the_manifest(

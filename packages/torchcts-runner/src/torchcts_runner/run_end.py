@@ -80,7 +80,8 @@ def stopped_line(problem: str) -> str:
     """Why a run stopped after its first case: the device never worked."""
     return (
         f"run stopped: {problem}; every other case would end the same way, so none "
-        "ran: make the device usable (or fix the manifest), then continue with --resume"
+        "ran: make the device usable, then continue with --resume (after a fix to the "
+        "manifest, start the run afresh: --resume continues only the same run)"
     )
 
 
