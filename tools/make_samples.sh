@@ -43,7 +43,7 @@ sample_run() {
         rm -rf "$out/selections"
     fi
     rm -f "$out"/*_journal.jsonl
-    rm -rf "$out"/.*_scratch "$out"/.*_probes.json
+    rm -rf "$out"/.*_scratch "$out"/.*_probes.json "$out"/.torchcts.lock
     # render again with the current renderer so the committed reports match it exactly
     $REPORT render "$out" >/dev/null
 }

@@ -166,7 +166,8 @@ def _unlisted_line(left_out: Counter[str]) -> str:
     reasons = ", ".join(f"{k} {left_out[k]}" for k in sorted(left_out))
     return (
         f"{sum(left_out.values())} not_run case(s) counted, not listed ({reasons}): "
-        "left out by the manifest's declarations or the run's selection, not by a "
+        "left out by the manifest's declarations, the run's selection or PyTorch's "
+        "own verdict that an op cannot be compared across devices, not by a "
         "problem of one case; the unlisted_not_run.* properties count them and "
         "torchcts-report render --junit-all lists them."
     )
