@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,43 @@ def test_refusal_is_one_line_with_exit_status_1(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "empty results directory" in err
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from torchcts_schema import RunLock
+RunLock(Path(sys.argv[1])).acquire("torchcts-run --manifest manifests/simdev.py")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_archive_refuses_a_directory_a_live_run_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While a run holds the results directory's lock, its result is a recovery
+    snapshot: archive refuses (exit 1, the refusal status) in one line naming the
+    directory and the holder's pid and command, and writes nothing; once the run is
+    gone the same command archives."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, "results"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        assert main(["archive", "results"]) == 1
+    finally:
+        proc.kill()
+        proc.wait()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("torchcts-evidence archive: results: ")
+    assert "still writing" in err and f"pid {proc.pid}" in err
+    assert "command: torchcts-run --manifest manifests/simdev.py" in err
+    assert not list(tmp_path.glob("*torchcts-results-*"))
+    assert main(["archive", "results"]) == 0
 
 
 def test_verify_rejection_exit_status(

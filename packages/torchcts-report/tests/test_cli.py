@@ -86,6 +86,41 @@ def test_render_journal_of_an_interrupted_run(tmp_path, syn):
     assert "Partial run" in text and "1 case record(s)" in text
 
 
+HOLD = """
+import sys, time
+from pathlib import Path
+from torchcts_schema import RunLock
+RunLock(Path(sys.argv[1])).acquire("torchcts-run --manifest manifests/simdev.py")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_render_of_a_directory_a_live_run_holds_says_so(tmp_path, syn, capsys):
+    """While a run holds the directory's lock, render still writes the reports (a
+    partial report is legitimate) and says in one stderr line that the run is still
+    going, naming the holder's pid and command; with no run, it says nothing."""
+    artifact = syn.artifact()
+    syn.write(tmp_path, artifact)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        assert main(["render", "--results", str(tmp_path)]) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "still writing" in err and str(tmp_path) in err
+    assert f"pid {proc.pid}" in err
+    assert "torchcts-run --manifest manifests/simdev.py" in err
+    assert (tmp_path / f"{artifact.metadata.run_key}.md").exists()
+    assert main(["render", "--results", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_python_dash_m_render(tmp_path, syn):
     """`python -m torchcts_report render DIR --run-key KEY` works as the runner calls it."""
     syn.write(tmp_path, syn.artifact())

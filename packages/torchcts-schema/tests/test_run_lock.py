@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from torchcts_schema import RunLock, RunLockedError
+from torchcts_schema import RunLock, RunLockedError, live_holder
 
 HOLD = """
 import sys, time
@@ -76,3 +76,32 @@ def test_release_then_reacquire_and_release_twice(tmp_path: Path) -> None:
     second.acquire("two")
     assert second.held
     second.release()
+
+
+def test_live_holder_names_the_holder_while_held_and_nothing_after(
+    tmp_path: Path,
+) -> None:
+    """live_holder: None with no lock file (and creates none), the holder's pid and
+    command while a process holds the lock, None once it is gone."""
+    assert live_holder(tmp_path) is None
+    assert not (tmp_path / ".torchcts.lock").exists()
+    proc = _holder(tmp_path)
+    try:
+        holder = live_holder(tmp_path)
+        assert holder is not None
+        assert f"pid {proc.pid}" in holder
+        assert "command: torchcts-run --manifest m.py" in holder
+        # the probe leaves the lock to its holder: a run still cannot take it
+        with pytest.raises(RunLockedError):
+            RunLock(tmp_path).acquire("second")
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while live_holder(tmp_path) is not None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    # and the probe did not keep it either
+    lock = RunLock(tmp_path)
+    lock.acquire("after")
+    lock.release()

@@ -1,8 +1,10 @@
 """Choose what a submission holds: one run's files and the manifest that produced it.
 
-The run is read through `torchcts_schema.load_result`; the manifest is found from the
-explicit path, the run's own command, ``manifests/<device>.py`` or a digest match, and
-must have the digest the run recorded. Refusals say exactly why.
+A directory a live run holds (its lock, `torchcts_schema.live_holder`) is refused: its
+result is a recovery snapshot. The run is read through `torchcts_schema.load_result`;
+the manifest is found from the explicit path, the run's own command,
+``manifests/<device>.py`` or a digest match, and must have the digest the run
+recorded. Refusals say exactly why.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from torchcts_schema import (
     find_latest,
     journal_path,
     latest_path,
+    live_holder,
     load_manifest,
     load_result,
     manifest_digest,
@@ -56,6 +59,14 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
     """The files of the run in `results_dir`; refuses an empty or unexecuted run."""
     if not results_dir.is_dir():
         raise EvidenceError(f"{results_dir}: not a directory")
+    holder = live_holder(results_dir)
+    if holder is not None:
+        # its latest file is a recovery snapshot and its journal grows: archived now,
+        # it would pass for an interrupted run
+        raise EvidenceError(
+            f"{results_dir}: a TorchCTS run is still writing here ({holder}); "
+            "archive it after the run ends"
+        )
     keys = sorted(run_keys(results_dir))
     if not keys:
         raise EvidenceError(

@@ -18,6 +18,7 @@ from torchcts_schema import (
     ArtifactError,
     ToolParser,
     for_terminal,
+    live_holder,
     pick_results_dir,
     write_atomic,
 )
@@ -26,7 +27,7 @@ from torchcts_report import __version__
 from torchcts_report.diff import check_guards, diff_artifacts, diff_json, render_diff
 from torchcts_report.explain import explain_case, explanation_json, render_explanation
 from torchcts_report.export_skips import FORMATS, export_skips
-from torchcts_report.inputs import load_input
+from torchcts_report.inputs import load_input, results_dir_of
 from torchcts_report.merge import merge_paths
 from torchcts_report.render import render_path
 
@@ -62,6 +63,7 @@ def _say(text: str) -> None:
 
 def _render(args: argparse.Namespace) -> int:
     path = pick_results_dir(args.results, args.path, "results")
+    _note_live_run(Path(path))
     paths = render_path(
         Path(path),
         run_key=args.run_key,
@@ -74,6 +76,21 @@ def _render(args: argparse.Namespace) -> int:
         for report in paths:
             _say(str(report))
     return 0
+
+
+def _note_live_run(path: Path) -> None:
+    """One line on stderr when a run still writes the directory: its report is of a
+    recovery snapshot, legitimate to look at but not the run's result."""
+    folder = results_dir_of(path)
+    holder = live_holder(folder)
+    if holder is not None:
+        print(
+            f"{PROG}: note: a TorchCTS run is still writing "
+            f"{for_terminal(str(folder), keep_newlines=False)} "
+            f"({for_terminal(holder, keep_newlines=False)}); this report is of its "
+            "partial result so far",
+            file=sys.stderr,
+        )
 
 
 def _diff(args: argparse.Namespace) -> int:

@@ -162,7 +162,7 @@ from torchcts_schema.records import (
     count_statuses,
     metadata_problems,
 )
-from torchcts_schema.run_lock import LOCK_NAME, RunLock, RunLockedError
+from torchcts_schema.run_lock import LOCK_NAME, RunLock, RunLockedError, live_holder
 from torchcts_schema.scrub import (
     HostIdentity,
     find_identity,
@@ -323,6 +323,7 @@ __all__ = [
     "in_shard",
     "journal_path",
     "latest_path",
+    "live_holder",
     "load_known_crash_rules",
     "load_manifest",
     "load_result",

@@ -6,6 +6,10 @@ the kernel drops it when the holding process dies, however it dies, so a lock ca
 never go stale; the file only says who holds it (pid, start time, command) for the
 refusal message. The file is emptied on release, never deleted (deleting it would
 let a second process lock a new file while a third still waits on the old one).
+
+Readers of a results directory (the submission archive, the report) ask `live_holder`
+whether a run still writes there, and name the holder the way a second run's refusal
+does.
 """
 
 from __future__ import annotations
@@ -74,6 +78,32 @@ class RunLock:
         self._fd = -1
 
 
+def live_holder(results_dir: Path) -> str | None:
+    """Who holds `results_dir`'s lock (``pid N, since T, command: ...``), or None when
+    no live run does.
+
+    The probe takes the lock shared and drops it at once, from a descriptor opened
+    read-only, and never creates the file: a directory no run ever wrote has none.
+    A run starting in the same microseconds would find the lock taken and refuse
+    with "holder unknown"; it can simply be started again.
+    """
+    try:
+        fd = os.open(results_dir / LOCK_NAME, os.O_RDONLY)
+    except OSError:  # no lock file (or unreadable): no run holds it here
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _describe(_read_holder(fd))
+    except OSError:
+        return None
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def _read_holder(fd: int) -> dict[str, object]:
     try:
         data = json.loads(os.pread(fd, 4096, 0).decode("utf-8", "replace") or "{}")
@@ -93,4 +123,4 @@ def _describe(holder: dict[str, object]) -> str:
     return ", ".join(parts) or "holder unknown"
 
 
-__all__ = ["LOCK_NAME", "RunLock", "RunLockedError"]
+__all__ = ["LOCK_NAME", "RunLock", "RunLockedError", "live_holder"]
