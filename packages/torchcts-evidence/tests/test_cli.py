@@ -149,3 +149,20 @@ def test_crash_candidate_prints_commands_as_pasted(
         f"a maintainer adds it with: {prefix}torchcts-evidence crash-candidate "
         f"--accept {stem}.json"
     )
+
+
+def test_archive_and_verify_print_the_note_of_a_cut_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An interrupted run whose journal's last line is cut: archive exits 0 and
+    prints one note line naming the journal; verify exits 0 and prints it too."""
+    project = make_project(tmp_path, completed=False)
+    journal = next(project.results.glob("*_journal.jsonl"))
+    journal.write_bytes(journal.read_bytes()[:-20])
+    monkeypatch.chdir(tmp_path)
+    assert main(["archive", "results"]) == 0
+    note = f"note: results/{journal.name}: its last line is cut off"
+    assert note in capsys.readouterr().out
+    (archive,) = tmp_path.glob("torchcts-results-*.zip")
+    assert main(["verify", str(archive)]) == 0
+    assert note in capsys.readouterr().out

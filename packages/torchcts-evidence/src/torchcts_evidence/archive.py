@@ -67,6 +67,7 @@ class BuiltArchive:
     members: tuple[str, ...]
     scrubbed: tuple[str, ...]
     other_runs: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what `verify` notes without rejecting
 
 
 def build_archive(
@@ -116,9 +117,9 @@ def build_archive(
     stamp = _run_stamp(run)
     target = out_dir / f"torchcts-results-{stamp.strftime('%Y%m%dT%H%M%SZ')}.zip"
     order = [SUBMISSION_NAME, MANIFEST_NAME, *sorted(set(members) - _FIRST)]
-    _write_zip(target, [(name, members[name]) for name in order], stamp)
+    notes = _write_zip(target, [(name, members[name]) for name in order], stamp)
     return BuiltArchive(
-        target, run.run_key, tuple(order), tuple(scrubbed), run.other_runs
+        target, run.run_key, tuple(order), tuple(scrubbed), run.other_runs, notes
     )
 
 
@@ -220,8 +221,11 @@ def _run_stamp(run: RunFiles) -> datetime:
     )
 
 
-def _write_zip(target: Path, members: list[tuple[str, bytes]], stamp: datetime) -> None:
-    """Write the zip beside `target`, verify it, and only then give it its name."""
+def _write_zip(
+    target: Path, members: list[tuple[str, bytes]], stamp: datetime
+) -> tuple[str, ...]:
+    """Write the zip beside `target`, verify it, and only then give it its name;
+    the notes `verify` makes about it."""
     date_time = max(EARLIEST_ZIP_TIME, stamp.timetuple()[:6])
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -237,7 +241,8 @@ def _write_zip(target: Path, members: list[tuple[str, bytes]], stamp: datetime) 
                 info.external_attr = FILE_MODE << 16
                 zf.writestr(info, data, compresslevel=COMPRESS_LEVEL)
         os.chmod(tmp, 0o644)
-        problems = verify_archive(Path(tmp)).problems
+        verified = verify_archive(Path(tmp))
+        problems = verified.problems
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise EvidenceError(
@@ -248,3 +253,4 @@ def _write_zip(target: Path, members: list[tuple[str, bytes]], stamp: datetime) 
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tuple(verified.notes)

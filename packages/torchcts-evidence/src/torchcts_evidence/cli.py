@@ -93,6 +93,8 @@ def _archive(args: argparse.Namespace) -> int:
         )
     if built.scrubbed:
         _say(f"host identity scrubbed from {len(built.scrubbed)} file(s)")
+    for note in built.notes:
+        _say(f"note: {note}")
     evidence = tool_command("torchcts-evidence", tool_prefix_at())
     _say(f"check it with: {evidence} verify {built.path}")
     return 0

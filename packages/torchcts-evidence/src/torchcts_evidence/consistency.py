@@ -6,7 +6,8 @@ final result is the journal's last record of each case (a resumed or retried cas
 later line replaces its earlier one, as `torchcts_schema.read_journal` reads it: the
 runner's resume reads it the same way). So a result whose statuses differ from its
 own journal's was altered after the run, even when its digest, counts and
-``SUBMISSION.json`` were recomputed to match. Likewise a crashed case's record names
+``SUBMISSION.json`` were recomputed to match; so is a journal cut short whose run
+ended normally. Likewise a crashed case's record names
 its crash record (``crash.evidence``), which the archive must hold.
 
 One pass over the journal and one over the result; nothing else is read.
@@ -32,19 +33,39 @@ from torchcts_evidence.submission_schema import RESULTS_PREFIX
 _MALFORMED = (RecursionError, ValueError, TypeError, KeyError, AttributeError)
 
 
-def journal_problems(
-    path: Path, journal: str, artifact: RunArtifact, result: str
-) -> list[str]:
-    """One line when the journal at `path` (member `journal`) disagrees with the
-    result loaded from member `result`: another run, or the first case that differs.
+def journal_findings(
+    path: Path, journal: str, artifact: RunArtifact, result: str, *, compare: bool
+) -> tuple[list[str], list[str]]:
+    """Problems and notes about the journal at `path` (member `journal`) of the
+    result loaded from member `result`.
+
+    Problems: a journal that cannot be read, one of another run, or (with `compare`)
+    the first case whose status differs. The journal's reader stops quietly at a
+    last line cut short, which only a kill mid-write leaves (the runner's
+    ``--resume`` repairs it): of a run its result says completed normally, that cut
+    is a problem, as the run wrote its last line whole before it ended; of an
+    interrupted run it is a note.
     """
     try:
         contents = read_journal(path)
     except ArtifactError as exc:
-        return [f"{journal}: {exc.problem}"]
+        return [f"{journal}: {exc.problem}"], []
     except _MALFORMED as exc:
-        return [f"{journal}: malformed journal ({type(exc).__name__}: {exc})"]
-    return _disagreement(contents, journal, artifact, result)
+        return [f"{journal}: malformed journal ({type(exc).__name__}: {exc})"], []
+    problems = _disagreement(contents, journal, artifact, result) if compare else []
+    if not contents.truncated_tail:
+        return problems, []
+    if artifact.metadata.completed_normally:
+        problems.append(
+            f"{journal}: its last line is cut off, but {result} says the run "
+            "completed normally (the journal was cut after the run)"
+        )
+        return problems, []
+    note = (
+        f"{journal}: its last line is cut off (the run was interrupted mid-write; "
+        "--resume repairs it)"
+    )
+    return problems, [note]
 
 
 def _disagreement(

@@ -61,11 +61,13 @@ def verification_summary(result: Verification) -> dict[str, Any] | None:
 
 
 def verification_json(result: Verification) -> dict[str, Any]:
-    """``{archive, accepted, problems, summary}``, what ``verify --json`` prints."""
+    """``{archive, accepted, problems, notes, summary}``, what ``verify --json``
+    prints."""
     return {
         "archive": result.archive.name,
         "accepted": result.ok,
         "problems": list(result.problems),
+        "notes": list(result.notes),
         "summary": verification_summary(result),
     }
 
@@ -76,6 +78,7 @@ def format_verification(result: Verification) -> str:
     if summary is None:
         lines = [f"REJECTED {result.archive.name}: {len(result.problems)} problem(s)"]
         lines += [f"  - {problem}" for problem in result.problems]
+        lines += [f"  note: {note}" for note in result.notes]
         return _safe(lines)
     lines = [f"OK {result.archive.name}: {summary['files']} files, hashes match"]
     lines += [f"  {label:<19} {summary[key]}" for label, key in CLAIMS]
@@ -101,6 +104,7 @@ def format_verification(result: Verification) -> str:
         lines.append(
             f"  host identity scrubbed from {summary['scrubbed_files']} file(s)"
         )
+    lines += [f"  note: {note}" for note in result.notes]
     return _safe(lines)
 
 

@@ -33,7 +33,7 @@ from torchcts_schema import (
 )
 
 from torchcts_evidence.claims import claim_problems
-from torchcts_evidence.consistency import evidence_problems, journal_problems
+from torchcts_evidence.consistency import evidence_problems, journal_findings
 from torchcts_evidence.submission_schema import (
     MANIFEST_NAME,
     RESULTS_PREFIX,
@@ -58,10 +58,12 @@ Members = dict[str, zipfile.ZipInfo]
 
 @dataclass
 class Verification:
-    """Problems found (empty means accepted) and what the archive holds."""
+    """Problems found (empty means accepted), notes that reject nothing (a journal
+    an interrupted run left cut short), and what the archive holds."""
 
     archive: Path
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     submission: dict[str, Any] = field(default_factory=dict)
     artifact: RunArtifact | None = None
 
@@ -99,7 +101,7 @@ def verify_archive(path: Path, limits: Limits | None = None) -> Verification:
         _hashes(digests, result.submission, result.problems)
         _manifest(zf, members, result.submission, result.problems, limits)
         if not result.problems:
-            result.artifact = _load(zf, members, result.submission, result.problems)
+            result.artifact = _load(zf, members, result.submission, result)
     return result
 
 
@@ -209,8 +211,9 @@ def _manifest(
 
 
 def _load(
-    zf: zipfile.ZipFile, members: Members, body: dict[str, Any], problems: list[str]
+    zf: zipfile.ZipFile, members: Members, body: dict[str, Any], found: Verification
 ) -> RunArtifact | None:
+    problems = found.problems
     result = str(body["result"])
     key = _run_key_of(result)
     if body.get("run_key") != key:
@@ -248,9 +251,13 @@ def _load(
             problems += [f"{result}: run metadata {w}" for w in wrong]
             return None
         problems += claim_problems(body, artifact, result)
-        if journal in members and journal != result:
+        if journal in members:
             # a result rebuilt from its journal agrees with it by construction
-            problems += journal_problems(root / journal, journal, artifact, result)
+            wrong, notes = journal_findings(
+                root / journal, journal, artifact, result, compare=journal != result
+            )
+            problems += wrong
+            found.notes += notes
     problems += evidence_problems(artifact, members, result)
     return artifact
 
