@@ -16,7 +16,7 @@ from torchcts_evidence import (
     sha256_of,
     verify_archive,
 )
-from torchcts_evidence.submission_schema import FIELDS
+from torchcts_evidence.submission_schema import FIELDS, OPTIONAL_FIELDS
 
 ODD_VALUES: list[Any] = [None, -1.5, "", [None], {"a": 1}]
 
@@ -138,10 +138,10 @@ def test_every_submission_field_written_is_typed(
     format_version are checked on their own)."""
     with zipfile.ZipFile(archive[0]) as zf:
         body = json.loads(zf.read("SUBMISSION.json"))
-    assert set(body) == {*FIELDS, "format", "format_version"}
+    assert set(body) == {*FIELDS, *OPTIONAL_FIELDS, "format", "format_version"}
 
 
-@pytest.mark.parametrize("key", sorted(FIELDS))
+@pytest.mark.parametrize("key", sorted(FIELDS | OPTIONAL_FIELDS))
 def test_a_submission_field_of_the_wrong_type_is_one_line_naming_it(
     key: str, archive: tuple[Path, str, Any], tmp_path: Path
 ) -> None:

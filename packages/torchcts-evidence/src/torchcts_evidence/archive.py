@@ -8,6 +8,9 @@ the manifest, whose bytes must keep the digest the run recorded (so a manifest h
 host identity is refused instead); a scrubbed result artifact gets the digest of its
 scrubbed content, so the archive passes its own verification.
 
+The run's repro scripts go in as far as `verify` accepts them, and ``SUBMISSION.json``
+names what is left out and why (`repros`).
+
 The zip is checked with `verify_archive` before it takes its name: what a reviewer
 accepts (sizes, compression ratios, the manifest's read limit, claims, the journal)
 has one definition, so an archive `verify` would reject is refused here with the
@@ -39,6 +42,7 @@ from torchcts_schema import (
 from torchcts_evidence import __version__
 from torchcts_evidence.collect import NOT_EXECUTED, RunFiles, collect_run, find_manifest
 from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.repros import LeftOut, sorted_left_out, too_large, too_many
 from torchcts_evidence.submission_schema import (
     MANIFEST_NAME,
     RESULTS_PREFIX,
@@ -48,6 +52,7 @@ from torchcts_evidence.submission_schema import (
     sha256_of,
 )
 from torchcts_evidence.verify import verify_archive
+from torchcts_evidence.zipcheck import Limits
 
 FILE_MODE = 0o100644
 UNIX = 3
@@ -78,8 +83,13 @@ def build_archive(
     run_key: str | None = None,
     project_root: Path | None = None,
     identity: HostIdentity | None = None,
+    limits: Limits | None = None,
 ) -> BuiltArchive:
-    """Collect, check, scrub and zip one run; refusals raise `EvidenceError`."""
+    """Collect, check, scrub and zip one run; refusals raise `EvidenceError`.
+
+    `limits` are what the zip must pass in `verify_archive` (the defaults unless a
+    caller verifies with others)."""
+    limits = limits or Limits()
     root = (project_root or Path.cwd()).resolve()
     run = collect_run(results_dir, run_key)
     chosen = find_manifest(run, manifest, (root, results_dir.resolve().parent))
@@ -96,16 +106,10 @@ def build_archive(
     members: dict[str, bytes] = {MANIFEST_NAME: manifest_bytes}
     scrubbed: list[str] = []
     for rel in run.files:
-        name = RESULTS_PREFIX + rel.as_posix()
-        if find_identity(name, ident):
-            raise EvidenceError(f"{name}: the file name holds host identity; rename it")
-        raw = (results_dir / rel).read_bytes()
-        clean = scrub_bytes(raw, ident)
-        if clean != raw:
-            scrubbed.append(name)
-            clean = redigested(raw, clean)  # an artifact's digest covers its text
+        name, clean = _scrubbed_member(results_dir, rel, ident, scrubbed)
         members[name] = clean
-    submission = _submission(run, chosen, members, scrubbed, ident)
+    left_out = _add_repros(run, members, ident, scrubbed, limits)
+    submission = _submission(run, chosen, members, scrubbed, ident, left_out)
     members[SUBMISSION_NAME] = submission
     for name, data in members.items():
         if name != MANIFEST_NAME and find_identity(
@@ -117,7 +121,7 @@ def build_archive(
     stamp = _run_stamp(run)
     target = out_dir / f"torchcts-results-{stamp.strftime('%Y%m%dT%H%M%SZ')}.zip"
     order = [SUBMISSION_NAME, MANIFEST_NAME, *sorted(set(members) - _FIRST)]
-    notes = _write_zip(target, [(name, members[name]) for name in order], stamp)
+    notes = _write_zip(target, [(name, members[name]) for name in order], stamp, limits)
     return BuiltArchive(
         target, run.run_key, tuple(order), tuple(scrubbed), run.other_runs, notes
     )
@@ -126,12 +130,56 @@ def build_archive(
 _FIRST = {SUBMISSION_NAME, MANIFEST_NAME}
 
 
+def _scrubbed_member(
+    results_dir: Path, rel: Path, ident: HostIdentity, scrubbed: list[str]
+) -> tuple[str, bytes]:
+    """One results file as a member: its name and scrubbed bytes."""
+    name = RESULTS_PREFIX + rel.as_posix()
+    if find_identity(name, ident):
+        raise EvidenceError(f"{name}: the file name holds host identity; rename it")
+    raw = (results_dir / rel).read_bytes()
+    clean = scrub_bytes(raw, ident)
+    if clean != raw:
+        scrubbed.append(name)
+        clean = redigested(raw, clean)  # an artifact's digest covers its text
+    return name, clean
+
+
+def _add_repros(
+    run: RunFiles,
+    members: dict[str, bytes],
+    ident: HostIdentity,
+    scrubbed: list[str],
+    limits: Limits,
+) -> LeftOut:
+    """The run's repro scripts added to `members` as far as `verify` accepts them
+    (each script's size, the archive's member count); what is left out, and why."""
+    left = {reason: list(names) for reason, names in run.left_out.items()}
+    room = limits.max_members - len(members) - 1  # SUBMISSION.json comes last
+    for rel in run.repros:
+        if room <= 0:
+            left.setdefault(too_many(limits), []).append(
+                RESULTS_PREFIX + rel.as_posix()
+            )
+            continue
+        mine: list[str] = []
+        name, clean = _scrubbed_member(run.results_dir, rel, ident, mine)
+        if len(clean) > limits.max_repro_bytes:
+            left.setdefault(too_large(limits), []).append(name)
+            continue
+        members[name] = clean
+        scrubbed += mine
+        room -= 1
+    return sorted_left_out(left)
+
+
 def _submission(
     run: RunFiles,
     manifest: Manifest,
     members: dict[str, bytes],
     scrubbed: list[str],
     ident: HostIdentity,
+    left_out: LeftOut,
 ) -> bytes:
     meta = run.artifact.metadata
     executed = sum(1 for r in run.artifact.results if r.status not in NOT_EXECUTED)
@@ -158,6 +206,7 @@ def _submission(
         "result": _member(run.latest or _relative_journal(run)),
         "canonical_artifact": _member(run.canonical),
         "scrubbed": sorted(scrubbed),
+        "left_out": left_out,
         "archived_by": f"torchcts-evidence {__version__}",
         "files": {
             name: {"sha256": sha256_of(data), "bytes": len(data)}
@@ -222,7 +271,7 @@ def _run_stamp(run: RunFiles) -> datetime:
 
 
 def _write_zip(
-    target: Path, members: list[tuple[str, bytes]], stamp: datetime
+    target: Path, members: list[tuple[str, bytes]], stamp: datetime, limits: Limits
 ) -> tuple[str, ...]:
     """Write the zip beside `target`, verify it, and only then give it its name;
     the notes `verify` makes about it."""
@@ -241,7 +290,7 @@ def _write_zip(
                 info.external_attr = FILE_MODE << 16
                 zf.writestr(info, data, compresslevel=COMPRESS_LEVEL)
         os.chmod(tmp, 0o644)
-        verified = verify_archive(Path(tmp))
+        verified = verify_archive(Path(tmp), limits)
         problems = verified.problems
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -10,7 +10,7 @@ recorded. Refusals say exactly why.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchcts_schema import (
@@ -36,6 +36,7 @@ from torchcts_schema import (
 )
 
 from torchcts_evidence.errors import EvidenceError
+from torchcts_evidence.repros import LeftOut, run_repros
 
 NOT_EXECUTED = frozenset({Status.NOT_RUN, Status.SKIPPED})
 # the placeholder `torchcts-cases init` templates give BACKEND_NAME
@@ -53,6 +54,8 @@ class RunFiles:
     latest: Path | None  # relative
     canonical: Path | None  # relative; None when latest is a snapshot or absent
     other_runs: tuple[str, ...] = ()  # run keys in the directory that were left out
+    repros: tuple[Path, ...] = ()  # the scripts the records name, relative, sorted
+    left_out: LeftOut = field(default_factory=dict)  # reason -> member names
 
 
 def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
@@ -107,6 +110,7 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
     files = _run_members(results_dir, key)
     if canonical is not None:
         files.add(canonical)
+    repros, left_out = run_repros(results_dir, key, artifact)
     return RunFiles(
         results_dir=results_dir,
         run_key=key,
@@ -115,6 +119,8 @@ def collect_run(results_dir: Path, run_key: str | None = None) -> RunFiles:
         latest=latest.relative_to(results_dir) if latest.exists() else None,
         canonical=canonical,
         other_runs=tuple(k for k in keys if k != key),
+        repros=tuple(repros),
+        left_out=left_out,
     )
 
 

@@ -87,16 +87,28 @@ FIELDS: dict[str, tuple[Check, str]] = {
 }
 
 
+def _left_out(value: Any) -> bool:
+    return isinstance(value, dict) and all(_names(v) for v in value.values())
+
+
+# fields an archive of an earlier torchcts-evidence does not have; checked when present
+OPTIONAL_FIELDS: dict[str, tuple[Check, str]] = {
+    "left_out": (_left_out, "a map of reason -> member names"),
+}
+
+
 def submission_problems(body: dict[str, Any]) -> list[str]:
-    """One line per field that is missing or not what `FIELDS` says, in its order.
+    """One line per field that is missing or not what `FIELDS` says, in its order
+    (and per optional field present but not what `OPTIONAL_FIELDS` says).
 
     The line names the field and the JSON type found, never the value: a crafted
     value can be megabytes long.
     """
     problems = []
-    for key, (check, what) in FIELDS.items():
+    for key, (check, what) in (FIELDS | OPTIONAL_FIELDS).items():
         if key not in body:
-            problems.append(f"{SUBMISSION_NAME}: {key!r} is missing")
+            if key not in OPTIONAL_FIELDS:
+                problems.append(f"{SUBMISSION_NAME}: {key!r} is missing")
         elif not check(body[key]):
             problems.append(
                 f"{SUBMISSION_NAME}: {key!r} is not {what} (found "

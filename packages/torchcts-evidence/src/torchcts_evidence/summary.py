@@ -40,6 +40,10 @@ def verification_summary(result: Verification) -> dict[str, Any] | None:
     summary: dict[str, Any] = {key: body.get(key) for _label, key in CLAIMS}
     summary["files"] = len(body["files"]) + 1  # and SUBMISSION.json itself
     summary["scrubbed_files"] = len(body.get("scrubbed") or [])
+    # reason -> how many files (the names are in SUBMISSION.json)
+    summary["left_out"] = {
+        reason: len(names) for reason, names in (body.get("left_out") or {}).items()
+    }
     artifact = result.artifact
     if artifact is None:
         return summary
@@ -104,6 +108,8 @@ def format_verification(result: Verification) -> str:
         lines.append(
             f"  host identity scrubbed from {summary['scrubbed_files']} file(s)"
         )
+    for reason, count in summary["left_out"].items():
+        lines.append(f"  left out: {count} file(s): {reason}")
     lines += [f"  note: {note}" for note in result.notes]
     return _safe(lines)
 

@@ -5,7 +5,9 @@ archive is refused before a byte of it is decompressed; then ``SUBMISSION.json``
 hashes streamed over every member and required files; then the manifest is read
 statically, the result loaded from a private temporary extraction, every claim of
 ``SUBMISSION.json`` compared with the run's own metadata, and the result compared
-with the journal and crash records the archive carries (`consistency`).
+with the journal and crash records the archive carries (`consistency`). Repro scripts
+are read as text and searched for absolute paths, and each record's script must be in
+the archive or listed as left out (`repros`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from torchcts_schema import (
 
 from torchcts_evidence.claims import claim_problems
 from torchcts_evidence.consistency import evidence_problems, journal_findings
+from torchcts_evidence.repros import named_problems, script_problems
 from torchcts_evidence.submission_schema import (
     MANIFEST_NAME,
     RESULTS_PREFIX,
@@ -99,6 +102,7 @@ def verify_archive(path: Path, limits: Limits | None = None) -> Verification:
         if result.problems:
             return result
         _hashes(digests, result.submission, result.problems)
+        result.problems += script_problems(zf, members, limits)
         _manifest(zf, members, result.submission, result.problems, limits)
         if not result.problems:
             result.artifact = _load(zf, members, result.submission, result)
@@ -259,6 +263,7 @@ def _load(
             problems += wrong
             found.notes += notes
     problems += evidence_problems(artifact, members, result)
+    problems += named_problems(artifact, members, body, result)
     return artifact
 
 

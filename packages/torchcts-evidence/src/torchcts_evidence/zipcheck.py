@@ -39,6 +39,9 @@ class Limits:
     ratio_floor_bytes: int = 128 * 2**20
     max_submission_bytes: int = 16 * 2**20
     max_manifest_bytes: int = MAX_MANIFEST_BYTES  # what a run would read
+    # a repro script is read to look for host paths; the runner's are tens of KiB
+    # (literal tensors hold at most 256 elements)
+    max_repro_bytes: int = 2**20
 
 
 def structure_problems(infos: list[zipfile.ZipInfo], limits: Limits) -> list[str]:

@@ -131,7 +131,8 @@ class ResultsLayout:
 
     def repro_inputs(self, file_stem: str) -> Path:
         """``<key>_repros/<file_stem>.pt``: the saved sample a rerun of that case
-        replays instead of importing OpInfo; local only, never archived."""
+        replays instead of importing OpInfo; local only, never archived (its
+        script is: `torchcts_evidence.repros`)."""
         return self._repro_file(file_stem, REPRO_INPUTS_SUFFIX)
 
     def _repro_file(self, file_stem: str, suffix: str) -> Path:
