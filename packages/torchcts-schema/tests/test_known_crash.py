@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from torchcts_schema import (
     ArtifactError,
+    CrashEvidence,
     KnownCrashError,
     KnownCrashRule,
     load_known_crash_rules,
@@ -42,6 +43,23 @@ def raw_rule(**overrides: Any) -> dict[str, Any]:
         else:
             base[key] = value
     return base
+
+
+EVIDENCE = {
+    "url": "https://github.com/pytorch/pytorch/issues/142203",
+    "summary": "bucketize with scalar input segfaults on mps",
+}
+
+
+def test_evidence_is_optional_and_round_trips(tmp_path: Path) -> None:
+    """A rule may cite its public report; it loads into `CrashEvidence` and writes
+    back unchanged, and a rule without one still loads."""
+    with_evidence = raw_rule(evidence=EVIDENCE)
+    (rule,) = load_known_crash_rules(write(tmp_path, [with_evidence]))
+    assert rule.evidence == CrashEvidence(EVIDENCE["url"], EVIDENCE["summary"])
+    assert rule_to_dict(rule) == with_evidence
+    (bare,) = load_known_crash_rules(write(tmp_path, [raw_rule()]))
+    assert bare.evidence is None and "evidence" not in rule_to_dict(bare)
 
 
 def write(tmp_path: Path, body: Any) -> Path:
@@ -121,6 +139,14 @@ def test_duplicate_id_is_an_error_naming_both_rules(tmp_path: Path) -> None:
         ({"constraints": {"cpu": "x"}}, "'constraints.cpu'"),
         ({"constraints": {"dtype": 16}}, "'constraints.dtype'"),
         ({"extra": 1}, "unknown key 'extra'"),
+        ({"evidence": "https://github.com/x/y/issues/1"}, "'evidence'"),
+        ({"evidence": {"url": "https://github.com/x"}}, "'evidence.summary' is"),
+        ({"evidence": {**EVIDENCE, "url": "http://a.org/1"}}, "'evidence.url'"),
+        ({"evidence": {**EVIDENCE, "url": "https://a.org/ x"}}, "'evidence.url'"),
+        ({"evidence": {**EVIDENCE, "url": "file:///etc/x"}}, "'evidence.url'"),
+        ({"evidence": {**EVIDENCE, "summary": "a\nb"}}, "'evidence.summary'"),
+        ({"evidence": {**EVIDENCE, "summary": " "}}, "'evidence.summary'"),
+        ({"evidence": {**EVIDENCE, "date": "2026"}}, "'evidence.date'"),
     ],
 )
 def test_each_malformed_key_is_named(

@@ -61,8 +61,10 @@ from torchcts_schema.journal import (
     read_journal,
 )
 from torchcts_schema.known_crash import (
+    CrashEvidence,
     KnownCrashError,
     KnownCrashRule,
+    backend_matches,
     load_known_crash_rules,
     parse_known_crash_rules,
     rule_from_dict,
@@ -270,6 +272,7 @@ __all__ = [
     "ArtifactWriteError",
     "CaseRecord",
     "CaseSpec",
+    "CrashEvidence",
     "CrashInfo",
     "CrashKind",
     "CrashRecord",
@@ -308,6 +311,7 @@ __all__ = [
     "add_version_option",
     "apply_edits",
     "artifact_digest",
+    "backend_matches",
     "case_id_for_node",
     "check_manifest_text",
     "count_outside",

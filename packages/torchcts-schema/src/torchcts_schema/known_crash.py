@@ -13,12 +13,17 @@ File format (``known_segfaults.json``)::
        "constraints": {"dtype": "float16", "torch": ">=2.12,<2.14",
                        "hardware_key": "*"},
        "expected_signal": "SIGSEGV", "reason": "...", "owner": "...",
-       "repro": "...", "review_after": "2027-01-31"}]}
+       "repro": "...", "review_after": "2027-01-31",
+       "evidence": {"url": "https://github.com/pytorch/pytorch/issues/...",
+                    "summary": "one line: what crashed, how"}}]}
 
 A bare list of rules is accepted too. ``match`` holds exactly one of ``case_glob``
 (fnmatch on the case id), ``node_id`` (exact pytest node id) or ``surface`` (fnmatch on
 an aten overload the case exercises). ``constraints`` is optional; ``torch`` compares
-PyTorch *minor families* (``2.13.0+cpu`` is family ``2.13``).
+PyTorch *minor families* (``2.13.0+cpu`` is family ``2.13``). ``evidence`` is optional:
+the public report a rule rests on (an ``https://`` address and a one-line summary of
+the crash there), so a reviewer can check the rule against its source; every rule
+TorchCTS ships carries one.
 """
 
 from __future__ import annotations
@@ -49,7 +54,10 @@ RULE_KEYS = (
     "owner",
     "repro",
     "review_after",
+    "evidence",
 )
+EVIDENCE_KEYS = ("url", "summary")
+_OPTIONAL_KEYS = ("constraints", "evidence")
 _REQUIRED_TEXT = ("backend", "reason", "owner", "repro")
 _EXPECTED_KINDS = ("timeout", "hang", "subprocess")
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]*")
@@ -62,6 +70,7 @@ _SIGNAL_RE = re.compile(
     r"|URG|USR1|USR2|VTALRM|WINCH|XCPU|XFSZ|[1-9][0-9]{0,2})"
 )
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_URL_RE = re.compile(r"https://[^\s/]+\.[^\s/]+/\S*")
 _CLAUSE_RE = re.compile(r"\s*(>=|<=|==|!=|>|<)?\s*(\d+)\.(\d+)\s*")
 _VERSION_RE = re.compile(r"\s*v?(\d+)\.(\d+)")
 
@@ -72,6 +81,14 @@ class KnownCrashError(ArtifactError):
     def __init__(self, where: str | Path | None, problems: list[str]) -> None:
         self.problems = list(problems)
         super().__init__(where, "; ".join(problems))
+
+
+@dataclass(frozen=True, slots=True)
+class CrashEvidence:
+    """The public report a rule rests on: where it is and what crashed there."""
+
+    url: str  # https:// address of the report (an issue, a pull request)
+    summary: str  # one line: the crash the report shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +108,7 @@ class KnownCrashRule:
     dtype: str | None = None
     torch: str | None = None  # e.g. ">=2.12,<2.14" (minor families)
     hardware_key: str | None = None  # fnmatch glob on the hardware key
+    evidence: CrashEvidence | None = None
 
     @property
     def match_kind(self) -> str:
@@ -174,6 +192,8 @@ def rule_to_dict(rule: KnownCrashRule) -> dict[str, Any]:
         out["constraints"] = constraints
     for key in ("expected_signal", "reason", "owner", "repro", "review_after"):
         out[key] = getattr(rule, key)
+    if rule.evidence is not None:
+        out["evidence"] = {"url": rule.evidence.url, "summary": rule.evidence.summary}
     return out
 
 
@@ -287,7 +307,7 @@ def _rule_problems(data: Any, label: str) -> list[str]:
     if not isinstance(data, dict):
         return [f"{label}: must be an object, not {type(data).__name__}"]
     out = [f"{label}: unknown key {k!r}" for k in sorted(set(data) - set(RULE_KEYS))]
-    missing = [k for k in RULE_KEYS if k != "constraints" and k not in data]
+    missing = [k for k in RULE_KEYS if k not in _OPTIONAL_KEYS and k not in data]
     out += [f"{label}: key {k!r} is missing" for k in missing]
     rid = data.get("id")
     if "id" in data and not (isinstance(rid, str) and _ID_RE.fullmatch(rid)):
@@ -311,6 +331,33 @@ def _rule_problems(data: Any, label: str) -> list[str]:
         out += _match_problems(data["match"], label)
     if "constraints" in data:
         out += _constraint_problems(data["constraints"], label)
+    if "evidence" in data:
+        out += _evidence_problems(data["evidence"], label)
+    return out
+
+
+def _evidence_problems(evidence: Any, label: str) -> list[str]:
+    if not isinstance(evidence, dict):
+        return [f"{label}: key 'evidence': must be an object with url and summary"]
+    out = [
+        f"{label}: key 'evidence.{k}': unknown (use {', '.join(EVIDENCE_KEYS)})"
+        for k in sorted(set(evidence) - set(EVIDENCE_KEYS))
+    ]
+    out += [
+        f"{label}: key 'evidence.{k}' is missing"
+        for k in EVIDENCE_KEYS
+        if k not in evidence
+    ]
+    url = evidence.get("url")
+    if "url" in evidence and not (isinstance(url, str) and _URL_RE.fullmatch(url)):
+        out.append(
+            f"{label}: key 'evidence.url': {url!r:.60} is not an https:// address"
+        )
+    summary = evidence.get("summary")
+    if "summary" in evidence and not (
+        isinstance(summary, str) and summary.strip() and "\n" not in summary
+    ):
+        out.append(f"{label}: key 'evidence.summary': must be one non-empty line")
     return out
 
 
@@ -386,6 +433,7 @@ def _is_date(value: Any) -> bool:
 def _build(data: dict[str, Any]) -> KnownCrashRule:
     match = data["match"]
     constraints = data.get("constraints") or {}
+    evidence = data.get("evidence")
     return KnownCrashRule(
         id=data["id"],
         backend=data["backend"],
@@ -400,4 +448,7 @@ def _build(data: dict[str, Any]) -> KnownCrashRule:
         dtype=constraints.get("dtype"),
         torch=constraints.get("torch"),
         hardware_key=constraints.get("hardware_key"),
+        evidence=(
+            CrashEvidence(evidence["url"], evidence["summary"]) if evidence else None
+        ),
     )
