@@ -59,7 +59,7 @@ def test_a_surface_rule_matches_the_overload_a_case_reaches() -> None:
 
 def test_reached_overloads_are_looked_up_only_for_a_surface_rule() -> None:
     """Looking up what a case reaches loads the coverage trace: a ledger without a
-    surface rule (the packaged one is empty) never asks, and matches as before."""
+    surface rule never asks, and matches as before."""
     manifest = Manifest(path=Path("m.py"), digest="", device="simdev",
                         backend_name="simdev")  # fmt: skip
     asked: list[str] = []
@@ -85,6 +85,38 @@ def test_reached_overloads_are_looked_up_only_for_a_surface_rule() -> None:
     )
     assert matcher.rule_ids(_spec(0)) == ("add-tensor",)
     assert asked == [_spec(0).case_id]
+
+
+def test_rules_for_another_backend_are_never_weighed() -> None:
+    """The packaged ledger's MPS rules (surface rules among them) leave a simdev run
+    alone: no rule in its matcher, no trace lookup, nothing for a recheck to list."""
+    manifest = Manifest(path=Path("m.py"), digest="", device="simdev",
+                        backend_name="simdev")  # fmt: skip
+    asked: list[str] = []
+
+    def surfaces(spec: CaseSpec) -> tuple[str, ...]:
+        asked.append(spec.case_id)
+        return ("aten::add.Tensor",)
+
+    mps_rule = {**RULE, "id": "mps-add", "backend": "mps"}
+    ledger = Ledger(
+        (
+            LedgerRule(rule_from_dict(mps_rule), "packaged", 0),
+            LedgerRule(rule_from_dict(RULE), "f.json", 0),
+        )
+    )
+    matcher = KnownCrashMatcher(
+        ledger, manifest, torch_version=None, hardware_key=None, surfaces=surfaces
+    )
+    assert [item.rule.id for item in matcher.ledger.rules] == ["add-tensor"]
+    assert matcher.sources() == {"add-tensor": "f.json"}
+    only_mps = KnownCrashMatcher(
+        Ledger(ledger.rules[:1]), manifest, torch_version=None, hardware_key=None,
+        surfaces=surfaces,
+    )  # fmt: skip
+    assert not only_mps.any_rule
+    assert only_mps.rule_ids(_spec(0)) == ()
+    assert asked == []
 
 
 def test_records_carry_surfaces_and_the_ledger_isolates_by_overload(

@@ -16,6 +16,7 @@ from pathlib import Path
 from torchcts_schema import (
     KnownCrashError,
     KnownCrashRule,
+    backend_matches,
     load_known_crash_rules,
 )
 
@@ -36,6 +37,18 @@ class Ledger:
     """Every rule in force, packaged first, in file order."""
 
     rules: tuple[LedgerRule, ...]
+
+    def for_backends(self, names: Sequence[str | None]) -> Ledger:
+        """Only the rules for any of these backend names (the device type and the
+        backend's name): a run on one backend never weighs another's rules."""
+        wanted = [name for name in names if name]
+        return Ledger(
+            tuple(
+                item
+                for item in self.rules
+                if any(backend_matches(item.rule.backend, name) for name in wanted)
+            )
+        )
 
     def rules_matching(
         self,

@@ -33,11 +33,15 @@ class KnownCrashMatcher:
         hardware_key: str | None,
         surfaces: Callable[[Any], Iterable[str]] | None = None,
     ) -> None:
-        self.ledger = ledger
+        self.backends = [manifest.device, manifest.backend_name]
+        # the packaged ledger holds rules for other backends (MPS): a run here never
+        # matches, lists or rechecks them, nor loads the coverage trace for them
+        self.ledger = ledger.for_backends(self.backends)
         self._surfaces = surfaces
         # the overloads a case reaches matter only to a rule that names a surface
-        self._by_surface = any(item.rule.surface is not None for item in ledger.rules)
-        self.backends = [manifest.device, manifest.backend_name]
+        self._by_surface = any(
+            item.rule.surface is not None for item in self.ledger.rules
+        )
         self.torch_version = torch_version
         self.hardware_key = hardware_key
 
