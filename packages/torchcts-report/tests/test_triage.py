@@ -151,3 +151,23 @@ def test_manifest_outside_the_repo_stays_a_usable_path(syn, tmp_path):
     elsewhere = syn.metadata(options={"manifest": "/opt/ci/manifests/cuda.py"})
     command = rerun_command(elsewhere, case, base=Path("/opt/ci/run/results"))
     assert command.startswith("torchcts-run --manifest '../../manifests/cuda.py' ")
+
+
+def test_a_probe_action_in_the_table_counts_no_case(tmp_path, syn):
+    """Probe failures past the first three are table rows whose cases cell says
+    "probe": the heading counts them apart (0 cases and 4 probe failures), and a
+    row saying 1 case contradicted it."""
+    from torchcts_schema import RunArtifact
+
+    rows = [
+        {"kind": "dtype", "probe": f"{d} create/copy/add", "status": "fail",
+         "note": f"NotImplementedError: no {d} kernel"}
+        for d in ("uint16", "uint32", "uint64", "float8_e5m2")
+    ]  # fmt: skip
+    artifact = RunArtifact.from_records(syn.metadata(), [], {"probes": {"rows": rows}})
+    syn.write(tmp_path, artifact)
+    text = render_markdown(load_input(tmp_path))
+    section = text[text.index("### 3.") : text.index("### 4.")]
+    assert section.startswith("### 3. implement or declare: 0 case(s) and 4 probe")
+    (row,) = [line for line in section.splitlines() if "probe float8" in line]
+    assert row.startswith("| probe | Implement what the dtype probe float8"), row

@@ -248,7 +248,7 @@ def _action_line(action: Action) -> str:
 def _rest_table(actions: tuple[Action, ...]) -> str:
     rows = [
         [
-            str(action.count),
+            "probe" if action.probe else str(action.count),
             md(action.summary, 300),
             md_code(action.example) if action.example else "",
             md_code(action.command, 600) if action.command else "",

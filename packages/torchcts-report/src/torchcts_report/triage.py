@@ -56,6 +56,7 @@ class Action:
     example: str | None = None
     command: str | None = None
     signature: str | None = None
+    probe: bool = False  # a failing probe's action: it covers no case
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def _probe_action(category: NextFix, row: dict[str, Any]) -> Action:
         text = f"Fix the failing harness probe {probe}: {note}"
     else:
         text = f"Fix the setup: the {kind or 'unnamed'} probe {probe} fails: {note}"
-    return Action(text, 1, signature=f"probe {kind} {probe}")
+    return Action(text, 1, signature=f"probe {kind} {probe}", probe=True)
 
 
 def _record_actions(
