@@ -125,6 +125,24 @@ def test_a_cut_journal_of_a_completed_run_is_refused_and_rejected(
     assert any(line in p for p in result.problems), result.problems
 
 
+def test_a_completed_runs_journal_without_its_run_end_line_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Cut exactly at a line break, a completed run's journal loses its run_end line
+    whole (no torn tail for the reader to notice): archive refuses it, naming it."""
+    make_project(tmp_path)
+    journal = tmp_path / "results" / f"{RUN_KEY}_journal.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    assert b'"type":"run_end"' in lines[-1]
+    journal.write_bytes(b"".join(lines[:-1]))
+    with pytest.raises(EvidenceError) as refused:
+        _build(tmp_path)
+    assert (
+        f"results/{RUN_KEY}_journal.jsonl: it has no run_end line, but "
+        f"results/{RUN_KEY}_latest.json says the run completed normally"
+    ) in str(refused.value)
+
+
 def test_a_cut_journal_of_an_interrupted_run_is_noted_not_refused(
     tmp_path: Path,
 ) -> None:

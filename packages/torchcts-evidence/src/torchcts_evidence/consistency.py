@@ -44,7 +44,8 @@ def journal_findings(
     last line cut short, which only a kill mid-write leaves (the runner's
     ``--resume`` repairs it): of a run its result says completed normally, that cut
     is a problem, as the run wrote its last line whole before it ended; of an
-    interrupted run it is a note.
+    interrupted run it is a note. A journal cut at a line break loses its run_end
+    line whole: of a completed run, a problem too.
     """
     try:
         contents = read_journal(path)
@@ -54,6 +55,11 @@ def journal_findings(
         return [f"{journal}: malformed journal ({type(exc).__name__}: {exc})"], []
     problems = _disagreement(contents, journal, artifact, result) if compare else []
     if not contents.truncated_tail:
+        if artifact.metadata.completed_normally and not contents.ended:
+            problems.append(
+                f"{journal}: it has no run_end line, but {result} says the run "
+                "completed normally (the journal was cut after the run)"
+            )
         return problems, []
     if artifact.metadata.completed_normally:
         problems.append(
