@@ -105,3 +105,25 @@ def test_live_holder_names_the_holder_while_held_and_nothing_after(
     lock = RunLock(tmp_path)
     lock.acquire("after")
     lock.release()
+
+
+def test_a_live_holder_probe_does_not_refuse_a_starting_run(tmp_path: Path) -> None:
+    """`live_holder` (archive's check) takes the lock shared for an instant: a run
+    starting then finds it taken with no holder note and asks again, instead of
+    refusing with "holder unknown"."""
+    import fcntl
+    import threading
+
+    (tmp_path / ".torchcts.lock").write_text("")
+    probe = os.open(tmp_path / ".torchcts.lock", os.O_RDONLY)
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    letting_go = threading.Timer(0.05, lambda: fcntl.flock(probe, fcntl.LOCK_UN))
+    letting_go.start()
+    lock = RunLock(tmp_path)
+    try:
+        lock.acquire("starting")
+        assert lock.held
+    finally:
+        letting_go.join()
+        lock.release()
+        os.close(probe)

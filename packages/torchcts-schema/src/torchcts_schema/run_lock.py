@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -49,9 +50,7 @@ class RunLock:
             return
         self.results_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take(fd):
             holder = _describe(_read_holder(fd))
             os.close(fd)
             raise RunLockedError(
@@ -78,14 +77,29 @@ class RunLock:
         self._fd = -1
 
 
+def _take(fd: int, tries: int = 10, pause_s: float = 0.02) -> bool:
+    """The exclusive lock, or False while a run holds it. A holder that has written
+    no note yet is a `live_holder` probe (it lets go within microseconds) or a run
+    starting this very moment: asked again for up to 0.2 s before giving up."""
+    for attempt in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if _read_holder(fd) or attempt == tries - 1:
+                return False
+            time.sleep(pause_s)
+    return False
+
+
 def live_holder(results_dir: Path) -> str | None:
     """Who holds `results_dir`'s lock (``pid N, since T, command: ...``), or None when
     no live run does.
 
     The probe takes the lock shared and drops it at once, from a descriptor opened
     read-only, and never creates the file: a directory no run ever wrote has none.
-    A run starting in the same microseconds would find the lock taken and refuse
-    with "holder unknown"; it can simply be started again.
+    A run starting in the same microseconds finds the lock taken with no holder
+    note and asks again (`_take`).
     """
     try:
         fd = os.open(results_dir / LOCK_NAME, os.O_RDONLY)
