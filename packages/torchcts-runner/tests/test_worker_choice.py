@@ -89,7 +89,8 @@ def test_a_crashed_in_process_run_continues_on_workers() -> None:
     why = continuation(segv, _started(0, 40), 2)
     assert why is not None and "SIGSEGV" in why and "of 40 planned" in why
     assert "on 2 xdist worker(s) (-n 2)" in why
-    assert continuation(1, _started(0, 39), 2) is not None  # a hang's _exit(1)
+    hang = continuation(1, _started(0, 39), 2)  # the watchdog's _exit(1)
+    assert hang is not None and "a case outlived its time limit" in hang
 
 
 def test_no_continuation_on_purpose_with_workers_or_given_n() -> None:

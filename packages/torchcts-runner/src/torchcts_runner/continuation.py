@@ -24,12 +24,16 @@ STOPPED_ON_PURPOSE = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 
 
 def how_it_ended(code: int) -> str:
-    """``SIGSEGV`` for -11, ``exit status 1`` otherwise."""
+    """``SIGSEGV`` for -11, ``exit status N`` otherwise; status 1 of a session that
+    never ended is the per-case limit's watchdog (faulthandler exits 1 after its
+    dump of a case stuck where no Python code runs) unless a backend exited so."""
     if code < 0:
         try:
             return signal.Signals(-code).name
         except ValueError:
             return f"signal {-code}"
+    if code == 1:
+        return "exit status 1: a case outlived its time limit, or the backend exited"
     return f"exit status {code}"
 
 
