@@ -32,3 +32,33 @@ def test_a_sigterm_is_passed_on_to_the_child() -> None:
         timer.join()
     assert code == -signal.SIGTERM
     assert signals.received == [signal.SIGTERM]
+
+
+# a child that cannot answer: SIGINT ignored (as a handler that never runs), no ack
+DEAF = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+DEAF += "time.sleep(2); raise SystemExit(7)"
+
+
+def _interrupt_deaf_child(tmp_path: object, began: bool) -> tuple[int, ChildSignals]:
+    ack = tmp_path / "ack"  # type: ignore[operator]
+    with ChildSignals(ack, grace_s=0.3, began=lambda: began) as signals:
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        code = signals.call([sys.executable, "-c", DEAF])
+        timer.join()
+    return code, signals
+
+
+def test_a_begun_child_that_never_answers_a_signal_is_killed(tmp_path: object) -> None:
+    """Its session began (a session of the same run can finish it) and the grace
+    passed without an acknowledgement: killed and said to be stuck."""
+    code, signals = _interrupt_deaf_child(tmp_path, began=True)
+    assert code == -signal.SIGKILL and signals.stuck
+    assert signals.received == [signal.SIGINT]
+
+
+def test_a_child_still_starting_is_never_killed(tmp_path: object) -> None:
+    """Before its session began (its results dir may still hold an earlier run) a
+    child is waited for, however long it takes to end."""
+    code, signals = _interrupt_deaf_child(tmp_path, began=False)
+    assert code == 7 and not signals.stuck

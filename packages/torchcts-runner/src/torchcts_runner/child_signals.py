@@ -7,10 +7,13 @@ run that died in process is continued on workers by a second child): a signal no
 at any point means no further child starts, and none is lost to a default handler
 raising KeyboardInterrupt in the CLI between two children.
 
-A child that has not acknowledged the signal (`interrupts.ACK_ENV`) within
-`grace_s` is stuck where its handler cannot run (native code holding the
-interpreter) and is killed (`stuck`): waiting for it would mean waiting for the
-case's own time limit, and then it would end as if nobody had interrupted it.
+A child whose session has begun (`began`: its journal is open, so a session of
+the same run can finish it) and that has not acknowledged the signal
+(`interrupts.ACK_ENV`) within `grace_s` is stuck where its handler cannot run
+(native code holding the interpreter) and is killed (`stuck`): waiting for it would
+mean waiting for the case's own time limit, and then it would end as if nobody had
+interrupted it. A child still starting up is never killed: pytest ends it on the
+signal's KeyboardInterrupt, and its results dir may still hold an earlier run.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -43,11 +46,17 @@ def grace_seconds() -> float:
 class ChildSignals:
     """Install on entry, restore on exit; `call` runs one child to its end."""
 
-    def __init__(self, ack: Path | None = None, grace_s: float = GRACE_S) -> None:
+    def __init__(
+        self,
+        ack: Path | None = None,
+        grace_s: float = GRACE_S,
+        began: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.received: list[int] = []  # signal numbers, in the order they came
         self.stuck = False  # the last child did not answer a signal and was killed
         self._ack = ack
         self._grace_s = grace_s
+        self._began = began
         self._first_at: float | None = None
         self._proc: subprocess.Popen[Any] | None = None
         self._previous: dict[int, Any] = {}
@@ -102,7 +111,8 @@ class ChildSignals:
         """A signal came more than the grace ago and the child never said so."""
         if self._first_at is None or self._ack is None or self._ack.exists():
             return False
-        return time.monotonic() - self._first_at > self._grace_s
+        late = time.monotonic() - self._first_at > self._grace_s
+        return late and self._began()
 
 
 __all__ = ["ChildSignals"]

@@ -36,8 +36,13 @@ def run_child(
 def _run_children(
     args: list[str], tmp: Path, stdout: int | None, continue_on: int | None
 ) -> tuple[int, dict[str, object] | None]:
-    with ChildSignals(tmp / "interrupt-ack", grace_seconds()) as signals:
-        status_file = tmp / "status.json"
+    status_file = tmp / "status.json"
+
+    def began() -> bool:  # the session's start status: its journal is open
+        status = read_status(status_file)
+        return status is not None and status.get("ended") is False
+
+    with ChildSignals(tmp / "interrupt-ack", grace_seconds(), began) as signals:
         while True:
             status_file.unlink(missing_ok=True)
             command = [
