@@ -86,12 +86,17 @@ def last_starts(
 
 
 def adopt_stuck_attempt(prior: JournalContents, runlog: Path) -> dict[str, str]:
-    """The cases (node id -> worker) the previous attempt was running when
+    """The case (node id -> worker) the previous attempt was running when
     ``torchcts-run`` killed it for not answering an interrupt
     (`interrupts.pending_interrupt`): in flight, as if that attempt had said so
-    itself. They join the journal's interrupted list in `prior`, so
-    `inspect_previous` has them run again, blaming nothing."""
-    stuck = {e.node_id: e.worker for e in last_starts(prior, read_runlog(runlog))}
+    itself. Only an attempt running its cases in process goes unanswered (a
+    controller of workers answers at once), so that is the runlog's latest start,
+    when it has no record; an older session's unrecorded starts keep their own
+    findings. It joins the journal's interrupted list in `prior`, so
+    `inspect_previous` has it run again, blaming nothing unless it left evidence."""
+    starts = last_starts(prior, read_runlog(runlog))
+    latest = max(starts, key=lambda e: e.seq, default=None)
+    stuck = {} if latest is None else {latest.node_id: latest.worker}
     if stuck:
         known = prior.diagnostics.get(INTERRUPTED) or []
         prior.diagnostics[INTERRUPTED] = sorted({*known, *stuck})
@@ -108,12 +113,15 @@ def inspect_previous(
     for entry in last_starts(prior, read_runlog(runlog)):
         case_id = case_id_for_node(entry.node_id)
         assert case_id is not None
-        if entry.node_id in interrupted or orphaned_in(scratch, entry.worker) == (
-            entry.node_id
+        crash, fault = read_evidence(scratch, entry.worker, entry.node_id, None)
+        # evidence first: an interrupted list is the journal's latest, so it may be
+        # an older session's, and a case it names may have died since, on its own
+        if may_be_external(crash) and (
+            entry.node_id in interrupted
+            or orphaned_in(scratch, entry.worker) == entry.node_id
         ):
             findings.rerun.append(case_id)
             continue
-        crash, fault = read_evidence(scratch, entry.worker, entry.node_id, None)
         if may_be_external(crash) and case_id not in retried:
             findings.retry.append(case_id)
             continue
