@@ -46,6 +46,13 @@ def released_sleep(payload: dict[str, Any]) -> dict[str, Any]:
     return {"slept": True}
 
 
+def large_result(payload: dict[str, Any]) -> dict[str, Any]:
+    """Sleep like `released_sleep`, then return ``size`` characters: a result message
+    longer than one read of the pipe."""
+    time.sleep(float(payload.get("seconds", 0.2)))
+    return {"text": "x" * int(payload.get("size", 300_000))}
+
+
 def beat_then_hang(payload: dict[str, Any]) -> dict[str, Any]:
     """Beat for ``seconds`` (a GIL-released sleep), then hang holding the GIL."""
     time.sleep(float(payload.get("seconds", 0.3)))

@@ -191,6 +191,19 @@ def test_a_late_parent_reads_the_result_before_judging(
     assert outcome.result == {"slept": True}
 
 
+def test_a_late_parent_reads_a_result_longer_than_one_read(
+    entry_env: dict[str, str], late_parent: Callable[[float], None]
+) -> None:
+    """A result over 64 KiB (one read of the pipe) waiting when the late parent
+    looks is read whole before anything is judged: not called hung."""
+    late_parent(1.5)
+    outcome = run(
+        "large_result", entry_env, {"size": 300_000}, heartbeat_s=0.5, timeout_s=1.0
+    )
+    assert (outcome.hung, outcome.timed_out) == (False, False), outcome.detail
+    assert outcome.result == {"text": "x" * 300_000}
+
+
 def test_a_late_parent_still_tells_a_hang_from_a_timeout(
     entry_env: dict[str, str], late_parent: Callable[[float], None]
 ) -> None:

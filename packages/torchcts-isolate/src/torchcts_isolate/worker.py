@@ -163,13 +163,30 @@ class Child:
 
         This process may be kept off the CPU past a deadline (a loaded machine), with
         the child's beats or its result already waiting in the pipe: what waits is
-        read before anything is judged, and a beat counts from when the child sent
+        read before anything is judged (all of it: a result longer than the pipe's
+        buffer blocks its writer, and the beats behind it, until read), and a beat
+        counts from when the child sent
         it (``at``, the system-wide monotonic clock), so neither a live child nor a
         finished case is ever called stuck because this process looked late, and a
         child that stopped beating before the limit is hung however late it is seen.
         """
         start = last_beat = time.monotonic()
-        overdue = False  # a deadline passed: read what waits, then judge
+
+        def take(messages: list[dict[str, Any]]) -> bool:
+            """Note beats and starts; True at this payload's ending."""
+            nonlocal last_beat
+            for message in messages:
+                kind = message["t"]
+                if kind in ("hb", "start"):
+                    last_beat = max(last_beat, _sent_at(message, time.monotonic()))
+                    if kind == "start" and message.get("n") == self._number:
+                        self.began_last = True
+                elif kind in ("done", "raised") and message.get("n") == self._number:
+                    facts[kind] = message
+                    return True
+            return False
+
+        overdue = False  # a deadline passed: read all that waits, then judge
         while True:
             now = time.monotonic()
             end = start + timeout_s
@@ -183,18 +200,15 @@ class Child:
                 self._stop_stuck()
                 return
             overdue = wait <= 0
-            messages = self._receive(0.0 if overdue else min(wait, 0.25))
-            if messages is None:
+            # a message read in part: its writer is alive, waiting for this reader
+            writing = bool(self._buffer)
+            messages = self._receive(
+                0.25 if writing else 0.0 if overdue else min(wait, 0.25)
+            )
+            if messages is None or take(messages):
                 return
-            for message in messages:
-                kind = message["t"]
-                if kind in ("hb", "start"):
-                    last_beat = max(last_beat, _sent_at(message, time.monotonic()))
-                    if kind == "start" and message.get("n") == self._number:
-                        self.began_last = True
-                elif kind in ("done", "raised") and message.get("n") == self._number:
-                    facts[kind] = message
-                    return
+            if overdue and (self._buffer or self._selector.select(0)):
+                overdue = False  # more waits (a message longer than one read)
 
     def _stop_stuck(self) -> None:
         """Ask faulthandler for every stack, give it a moment, then kill the group."""
