@@ -62,3 +62,21 @@ def test_a_child_still_starting_is_never_killed(tmp_path: object) -> None:
     child is waited for, however long it takes to end."""
     code, signals = _interrupt_deaf_child(tmp_path, began=False)
     assert code == 7 and not signals.stuck
+
+
+def test_no_child_starts_after_a_signal_and_none_inherits_the_pending_one(
+    tmp_path: object, monkeypatch: object
+) -> None:
+    """A signal noted between two children starts no further one; a child never
+    takes the finishing session's variable from the caller's environment (it would
+    end every run before its first case)."""
+    from torchcts_runner.interrupts import PENDING_ENV
+
+    monkeypatch.setenv(PENDING_ENV, "2")  # type: ignore[attr-defined]
+    show = f"import os, sys; sys.exit(7 if os.environ.get({PENDING_ENV!r}) else 0)"
+    with ChildSignals() as signals:
+        assert signals.call([sys.executable, "-c", show]) == 0
+        os.kill(os.getpid(), signal.SIGINT)
+        assert signals.call([sys.executable, "-c", "raise SystemExit(9)"]) == (
+            -signal.SIGINT
+        )

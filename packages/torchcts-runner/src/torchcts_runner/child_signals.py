@@ -27,7 +27,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from torchcts_runner.interrupts import ACK_ENV
+from torchcts_runner.interrupts import ACK_ENV, PENDING_ENV
 
 GRACE_S = 5.0  # a run answers a signal at its next bytecode; 5 s is a stuck one
 GRACE_ENV = "TORCHCTS_INTERRUPT_GRACE_S"  # tests shorten it
@@ -91,10 +91,17 @@ class ChildSignals:
         env: Mapping[str, str] | None = None,
     ) -> int:
         """Run `command` and return its exit status (negative: killed by a signal);
-        a child stuck after a signal is killed (`stuck`)."""
+        a child stuck after a signal is killed (`stuck`). `env` is given only to the
+        session that finishes a stuck run; any other child, once a signal came, is
+        not started (the signal's negative number is returned), and never inherits
+        the finishing session's variable from the caller's environment."""
         self.stuck = False
+        if env is None and self.received:
+            return -self.received[0]  # noted between two children: none starts
         self._first_at = None  # a signal before this child is the caller's to handle
         environment = dict(os.environ if env is None else env)
+        if env is None:
+            environment.pop(PENDING_ENV, None)
         if self._ack is not None:
             self._ack.unlink(missing_ok=True)
             environment[ACK_ENV] = str(self._ack)
