@@ -106,7 +106,8 @@ def sorted_left_out(left: LeftOut) -> LeftOut:
 
 
 def is_repro_script(name: str) -> bool:
-    """Whether archive member `name` is a repro script (``results/<key>_repros/x.py``)."""
+    """Whether archive member `name` is a repro script
+    (``results/<key>_repros/x.py``)."""
     parts = PurePosixPath(name).parts
     return (
         len(parts) == 3

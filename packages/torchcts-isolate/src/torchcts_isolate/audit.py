@@ -17,6 +17,7 @@ from typing import Any
 
 from torchcts_schema import (
     ArtifactError,
+    backend_matches,
     case_id_for_node,
     node_id_for_case,
     split_case_id,
@@ -93,7 +94,7 @@ def audit(ledger: Ledger, cases: list[KnownCase] | None, **context: Any) -> Audi
         if cases is None:
             result.not_checked[label] = "no case list given"
             continue
-        if backend is not None and rule.backend.lower() not in ("*", backend.lower()):
+        if backend is not None and not backend_matches(rule.backend, backend):
             result.not_checked[label] = f"for backend {rule.backend!r}, not {backend!r}"
             continue
         found = [

@@ -80,8 +80,8 @@ def _finish_stuck(
     signum = signals.received[0]
     print(
         f"torchcts-run: the run did not answer {signal.Signals(signum).name} within "
-        f"{grace_seconds():g} s (a case holds the interpreter, such as a hang in native "
-        "code): stopped it; writing the partial report",
+        f"{grace_seconds():g} s (a case holds the interpreter, such as a hang in "
+        "native code): stopped it; writing the partial report",
         flush=True,
     )
     finish = on_workers(args, "0") if "-n" in args else list(args)

@@ -3,10 +3,10 @@
 A rerun of one case, an ``--op`` slice, a ``-k`` selection, a ``--deselect`` or a
 ``--shard`` (one part of a run that ``torchcts-report merge`` makes whole) must never
 replace the full run's ``<key>_latest.json``, reports or what ``make
-submission-archive`` picks. So a run that selects part of the manifest's cases writes a complete results
-directory of its own under ``<results>/selections/<name>/``, named after its
-selection (the same selection always lands in the same folder, so its history there
-grows run after run). The name is readable and path-safe; a long selection keeps a
+submission-archive`` picks. So a run that selects part of the manifest's cases
+writes a complete results directory of its own under ``<results>/selections/<name>/``,
+named after its selection (the same selection always lands in the same folder, so
+its history there grows run after run). The name is readable and path-safe; a long selection keeps a
 readable prefix and a digest of the whole.
 """
 
