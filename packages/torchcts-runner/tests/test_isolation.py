@@ -41,13 +41,15 @@ def run(
 
 def finishing_limit_s() -> float:
     """A case limit that the ops meant to finish do finish within on this machine as
-    loaded now: 2 s, or 8 times what the most work such an op does (allocating and
+    loaded now: 5 s, or 8 times what the most work such an op does (allocating and
     zeroing 384 MiB: ``bigref``; ``memory`` stops at 256 MiB) takes here now. On a
     loaded shared machine that work took 1.4 s of a fixed 2 s limit (12 times its
-    quiet time), and an op that must end ``error``/MemoryError or pass timed out."""
+    quiet time), and an op that must end ``error``/MemoryError or pass timed out; in
+    CI (two test workers beside the run) ``memory`` was still allocating at 2.5 s
+    although the measurement at the test's start had said 2 s was plenty."""
     began = time.perf_counter()
     bytearray(384 * 2**20)
-    return max(2.0, 8 * (time.perf_counter() - began))
+    return max(5.0, 8 * (time.perf_counter() - began))
 
 
 def by_op(pytester: pytest.Pytester) -> dict[str, CaseRecord]:
