@@ -138,6 +138,32 @@ def test_verify_rejects_a_repro_the_archive_neither_holds_nor_lists(
 
 
 @pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        ("the maintainer did not want it", "left_out gives a reason no archive writes"),
+        (SAVED_INPUTS, "left_out lists as saved inputs a name that is not one"),
+    ],
+)
+def test_verify_rejects_a_left_out_list_an_archive_never_writes(
+    tmp_path: Path, reason: str, problem: str
+) -> None:
+    """A crafted left_out cannot excuse a missing script with any text, nor call a
+    script saved inputs: only the archive's own reasons, for what it left out."""
+    _project(tmp_path)
+    members = [m for m in read_members(_build(tmp_path)) if m[0] != f"results/{SCRIPT}"]
+
+    def excuse(body: dict[str, object]) -> None:
+        files = body["files"]
+        assert isinstance(files, dict)
+        del files[f"results/{SCRIPT}"]
+        body["left_out"] = {reason: [f"results/{SCRIPT}"]}
+
+    crafted = raw_zip(tmp_path / "c.zip", edit_submission(members, excuse))
+    problems = verify_archive(crafted).problems
+    assert any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
     ("script", "problem"),
     [
         (

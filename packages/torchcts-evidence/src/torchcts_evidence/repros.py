@@ -143,6 +143,38 @@ def script_problems(
     return problems
 
 
+def left_out_problems(
+    body: Mapping[str, Any], members: Container[str], limits: Limits
+) -> list[str]:
+    """``left_out`` may give only the reasons an archive writes (with these
+    limits), for what it left out: saved inputs by their suffix, and nothing the
+    archive holds. A crafted list could otherwise excuse any missing script with any
+    text."""
+    known = {NOT_A_SCRIPT, NOT_FOUND, SAVED_INPUTS, too_large(limits), too_many(limits)}
+    problems: list[str] = []
+    for reason, names in (body.get("left_out") or {}).items():
+        if reason not in known:
+            problems.append(
+                f"SUBMISSION.json: left_out gives a reason no archive writes: "
+                f"{reason!r:.200}"
+            )
+            continue
+        held = [n for n in names if n in members]
+        if held:
+            problems.append(
+                f"SUBMISSION.json: left_out lists {held[0]!r:.200}, which the "
+                "archive holds"
+            )
+        if reason == SAVED_INPUTS and any(
+            not n.endswith(REPRO_INPUTS_SUFFIX) for n in names
+        ):
+            problems.append(
+                "SUBMISSION.json: left_out lists as saved inputs a name that is not "
+                f"one ({REPRO_INPUTS_SUFFIX})"
+            )
+    return problems
+
+
 def named_problems(
     artifact: RunArtifact, members: Container[str], body: Mapping[str, Any], result: str
 ) -> list[str]:

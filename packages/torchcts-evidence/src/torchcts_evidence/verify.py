@@ -36,7 +36,11 @@ from torchcts_schema import (
 
 from torchcts_evidence.claims import claim_problems
 from torchcts_evidence.consistency import evidence_problems, journal_findings
-from torchcts_evidence.repros import named_problems, script_problems
+from torchcts_evidence.repros import (
+    left_out_problems,
+    named_problems,
+    script_problems,
+)
 from torchcts_evidence.submission_schema import (
     MANIFEST_NAME,
     RESULTS_PREFIX,
@@ -103,6 +107,7 @@ def verify_archive(path: Path, limits: Limits | None = None) -> Verification:
             return result
         _hashes(digests, result.submission, result.problems)
         result.problems += script_problems(zf, members, limits)
+        result.problems += left_out_problems(result.submission, members, limits)
         _manifest(zf, members, result.submission, result.problems, limits)
         if not result.problems:
             result.artifact = _load(zf, members, result.submission, result)
