@@ -55,7 +55,7 @@ class ChildSignals:
         self.received: list[int] = []  # signal numbers, in the order they came
         self.stuck = False  # the last child did not answer a signal and was killed
         self._ack = ack
-        self._grace_s = grace_s
+        self.grace_s = grace_s
         self._began = began
         self._first_at: float | None = None
         self._proc: subprocess.Popen[Any] | None = None
@@ -118,7 +118,7 @@ class ChildSignals:
         """A signal came more than the grace ago and the child never said so."""
         if self._first_at is None or self._ack is None or self._ack.exists():
             return False
-        late = time.monotonic() - self._first_at > self._grace_s
+        late = time.monotonic() - self._first_at > self.grace_s
         return late and self._began()
 
 

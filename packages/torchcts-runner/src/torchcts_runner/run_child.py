@@ -45,15 +45,7 @@ def _run_children(
     with ChildSignals(tmp / "interrupt-ack", grace_seconds(), began) as signals:
         while True:
             status_file.unlink(missing_ok=True)
-            command = [
-                sys.executable,
-                "-m",
-                PYTEST_PROCESS,
-                *args,
-                "--torchcts-status-file",
-                str(status_file),
-            ]
-            code = signals.call(command, stdout=stdout)
+            code = signals.call(_pytest_command(args, status_file), stdout=stdout)
             received = signals.received
             if signals.stuck:
                 return _finish_stuck(args, status_file, signals, stdout)
@@ -66,8 +58,7 @@ def _run_children(
             if why is None:
                 return code, None  # the session did not end
             print(f"torchcts-run: {why}", flush=True)
-            args = on_workers(args, str(continue_on))
-            args = args if "--resume" in args else [*args, "--resume"]
+            args = _resuming(on_workers(args, str(continue_on)))
             continue_on = None  # an explicit -n now: never continued again
 
 
@@ -80,18 +71,26 @@ def _finish_stuck(
     signum = signals.received[0]
     print(
         f"torchcts-run: the run did not answer {signal.Signals(signum).name} within "
-        f"{grace_seconds():g} s (a case holds the interpreter, such as a hang in "
+        f"{signals.grace_s:g} s (a case holds the interpreter, such as a hang in "
         "native code): stopped it; writing the partial report",
         flush=True,
     )
-    finish = on_workers(args, "0") if "-n" in args else list(args)
-    finish = finish if "--resume" in finish else [*finish, "--resume"]
+    finish = _resuming(on_workers(args, "0") if "-n" in args else args)
     status_file.unlink(missing_ok=True)
-    command = [sys.executable, "-m", PYTEST_PROCESS, *finish]
-    command += ["--torchcts-status-file", str(status_file)]
     env = {**os.environ, PENDING_ENV: str(signum)}
-    code = signals.call(command, stdout=stdout, env=env)
+    code = signals.call(_pytest_command(finish, status_file), stdout=stdout, env=env)
     return code, read_status(status_file)
+
+
+def _pytest_command(args: list[str], status_file: Path) -> list[str]:
+    """The pytest child's command line, telling it where to write its status."""
+    return [sys.executable, "-m", PYTEST_PROCESS, *args,
+            "--torchcts-status-file", str(status_file)]  # fmt: skip
+
+
+def _resuming(args: list[str]) -> list[str]:
+    """`args` continuing the run's journal (``--resume`` added once)."""
+    return args if "--resume" in args else [*args, "--resume"]
 
 
 def on_workers(args: list[str], workers: str) -> list[str]:
