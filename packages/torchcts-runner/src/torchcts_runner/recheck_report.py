@@ -196,15 +196,7 @@ def render_report(
 
 
 def _filters(settings: RunSettings) -> str:
-    words: list[str] = []
-    for flag, values in (
-        ("--op", settings.op_globs),
-        ("--dtype", settings.dtypes),
-        ("--suite", settings.suites),
-    ):
-        for value in values:
-            words += [flag, value]
-    return shlex.join(words)
+    return shlex.join(settings.filter_words())
 
 
 def confirm_command(settings: RunSettings) -> str:

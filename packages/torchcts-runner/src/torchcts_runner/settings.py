@@ -79,6 +79,18 @@ class RunSettings:
             **({"recheck_exclusions": True} if self.recheck else {}),
         }
 
+    def filter_words(self) -> list[str]:
+        """``--op``, ``--dtype`` and ``--suite`` as typed, each value its own pair."""
+        words: list[str] = []
+        for flag, values in (
+            ("--op", self.op_globs),
+            ("--dtype", self.dtypes),
+            ("--suite", self.suites),
+        ):
+            for value in values:
+                words += [flag, value]
+        return words
+
     def selection_words(self) -> str:
         """The options that chose this run's cases, as typed (``-k nomatch --op
         'ab*' --shard 2/4``), and the level when the manifest chose it: what a
@@ -87,13 +99,7 @@ class RunSettings:
         for flag, value in (("-k", self.keyword), ("-m", self.markexpr)):
             if value:
                 words += [flag, value]
-        for flag, values in (
-            ("--op", self.op_globs),
-            ("--dtype", self.dtypes),
-            ("--suite", self.suites),
-        ):
-            for value in values:
-                words += [flag, value]
+        words += self.filter_words()
         if self.shard:
             words += ["--shard", f"{self.shard[0]}/{self.shard[1]}"]
         for prefix in self.deselect:
