@@ -114,22 +114,32 @@ def test_a_repro_over_the_read_limit_is_left_out_not_refused(tmp_path: Path) -> 
     assert verify_archive(archive, Limits(max_repro_bytes=100)).ok
 
 
+def _verify_without_the_script(
+    root: Path, left_out: dict[str, list[str]] | None
+) -> list[str]:
+    """verify's problems with an archive crafted from a good one: the repro script
+    taken out (member and listing), and SUBMISSION.json's left_out set when given."""
+    _project(root)
+    members = [m for m in read_members(_build(root)) if m[0] != f"results/{SCRIPT}"]
+
+    def craft(body: dict[str, object]) -> None:
+        files = body["files"]
+        assert isinstance(files, dict)
+        del files[f"results/{SCRIPT}"]
+        if left_out is not None:
+            body["left_out"] = left_out
+
+    crafted = raw_zip(root / "c.zip", edit_submission(members, craft))
+    return verify_archive(crafted).problems
+
+
 def test_verify_rejects_a_repro_the_archive_neither_holds_nor_lists(
     tmp_path: Path,
 ) -> None:
     """An archive whose record names a repro script that is neither a member nor in
     left_out (as every archive made before repros were archived) is rejected,
     naming the case and the script."""
-    _project(tmp_path)
-    members = [m for m in read_members(_build(tmp_path)) if m[0] != f"results/{SCRIPT}"]
-
-    def drop(body: dict[str, object]) -> None:
-        files = body["files"]
-        assert isinstance(files, dict)
-        del files[f"results/{SCRIPT}"]
-
-    crafted = raw_zip(tmp_path / "c.zip", edit_submission(members, drop))
-    problems = verify_archive(crafted).problems
+    problems = _verify_without_the_script(tmp_path, left_out=None)
     assert problems == [
         f"results/{RUN_KEY}_latest.json: case 'opinfo/sub/forward/float32/0' names "
         f"its repro script 'results/{SCRIPT}', which the archive neither holds nor "
@@ -149,17 +159,9 @@ def test_verify_rejects_a_left_out_list_an_archive_never_writes(
 ) -> None:
     """A crafted left_out cannot excuse a missing script with any text, nor call a
     script saved inputs: only the archive's own reasons, for what it left out."""
-    _project(tmp_path)
-    members = [m for m in read_members(_build(tmp_path)) if m[0] != f"results/{SCRIPT}"]
-
-    def excuse(body: dict[str, object]) -> None:
-        files = body["files"]
-        assert isinstance(files, dict)
-        del files[f"results/{SCRIPT}"]
-        body["left_out"] = {reason: [f"results/{SCRIPT}"]}
-
-    crafted = raw_zip(tmp_path / "c.zip", edit_submission(members, excuse))
-    problems = verify_archive(crafted).problems
+    problems = _verify_without_the_script(
+        tmp_path, left_out={reason: [f"results/{SCRIPT}"]}
+    )
     assert any(problem in p for p in problems), problems
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,16 +58,26 @@ def test_a_surface_rule_matches_the_overload_a_case_reaches() -> None:
     assert traced.surfaces_of(_spec(0)) == ("aten::add", "aten::add.Tensor")
 
 
-def test_reached_overloads_are_looked_up_only_for_a_surface_rule() -> None:
-    """Looking up what a case reaches loads the coverage trace: a ledger without a
-    surface rule never asks, and matches as before."""
-    manifest = Manifest(path=Path("m.py"), digest="", device="simdev",
-                        backend_name="simdev")  # fmt: skip
+SIMDEV = Manifest(path=Path("m.py"), digest="", device="simdev", backend_name="simdev")
+
+
+def _recording_surfaces() -> tuple[list[str], Callable[[CaseSpec], tuple[str, ...]]]:
+    """A surfaces lookup that notes each case it is asked about (loading the coverage
+    trace is what the matcher must not do without a surface rule)."""
     asked: list[str] = []
 
     def surfaces(spec: CaseSpec) -> tuple[str, ...]:
         asked.append(spec.case_id)
         return ("aten::add.Tensor",)
+
+    return asked, surfaces
+
+
+def test_reached_overloads_are_looked_up_only_for_a_surface_rule() -> None:
+    """Looking up what a case reaches loads the coverage trace: a ledger without a
+    surface rule never asks, and matches as before."""
+    manifest = SIMDEV
+    asked, surfaces = _recording_surfaces()
 
     by_case = {**RULE, "id": "by-case", "match": {"case_glob": "opinfo/add/*/1"}}
     for rules, expected in (((), ()), ((by_case,), ("by-case",))):
@@ -90,13 +101,8 @@ def test_reached_overloads_are_looked_up_only_for_a_surface_rule() -> None:
 def test_rules_for_another_backend_are_never_weighed() -> None:
     """The packaged ledger's MPS rules (surface rules among them) leave a simdev run
     alone: no rule in its matcher, no trace lookup, nothing for a recheck to list."""
-    manifest = Manifest(path=Path("m.py"), digest="", device="simdev",
-                        backend_name="simdev")  # fmt: skip
-    asked: list[str] = []
-
-    def surfaces(spec: CaseSpec) -> tuple[str, ...]:
-        asked.append(spec.case_id)
-        return ("aten::add.Tensor",)
+    manifest = SIMDEV
+    asked, surfaces = _recording_surfaces()
 
     mps_rule = {**RULE, "id": "mps-add", "backend": "mps"}
     ledger = Ledger(
