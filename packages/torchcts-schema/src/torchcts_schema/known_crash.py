@@ -336,13 +336,20 @@ def _rule_problems(data: Any, label: str) -> list[str]:
     return out
 
 
+def _unknown_keys(
+    given: dict[str, Any], name: str, keys: Sequence[str], label: str
+) -> list[str]:
+    """One line per key of the object `name` that is not one of `keys`."""
+    return [
+        f"{label}: key '{name}.{k}': unknown (use {', '.join(keys)})"
+        for k in sorted(set(given) - set(keys))
+    ]
+
+
 def _evidence_problems(evidence: Any, label: str) -> list[str]:
     if not isinstance(evidence, dict):
         return [f"{label}: key 'evidence': must be an object with url and summary"]
-    out = [
-        f"{label}: key 'evidence.{k}': unknown (use {', '.join(EVIDENCE_KEYS)})"
-        for k in sorted(set(evidence) - set(EVIDENCE_KEYS))
-    ]
+    out = _unknown_keys(evidence, "evidence", EVIDENCE_KEYS, label)
     out += [
         f"{label}: key 'evidence.{k}' is missing"
         for k in EVIDENCE_KEYS
@@ -378,10 +385,7 @@ def _match_problems(match: Any, label: str) -> list[str]:
 def _constraint_problems(constraints: Any, label: str) -> list[str]:
     if not isinstance(constraints, dict):
         return [f"{label}: key 'constraints': must be an object"]
-    out = [
-        f"{label}: key 'constraints.{k}': unknown (use {', '.join(CONSTRAINT_KEYS)})"
-        for k in sorted(set(constraints) - set(CONSTRAINT_KEYS))
-    ]
+    out = _unknown_keys(constraints, "constraints", CONSTRAINT_KEYS, label)
     for key in CONSTRAINT_KEYS:
         value = constraints.get(key)
         if value is not None and not (isinstance(value, str) and value.strip()):
